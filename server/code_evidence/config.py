@@ -1,0 +1,113 @@
+"""Workspace configuration: ``.code-evidence.toml`` at the workspace root.
+
+Every key is optional; README "Configuration" documents each one. Unknown keys are an error
+(a typo silently ignored is worse than a clear message), and so are values of the wrong type.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+CONFIG_FILE = ".code-evidence.toml"
+
+
+class ConfigError(ValueError):
+    """The configuration file is unreadable or holds an unknown key or a wrongly typed value."""
+
+
+@dataclass(slots=True)
+class IndexConfig:
+    exclude: list[str] = field(default_factory=list)  # gitignore-style patterns, on top of git's
+    include_vendor: bool = False  # index vendored code (node_modules, vendor/, third_party/)
+    include_generated: bool = False  # index generated/minified files
+    max_file_bytes: int = 1_000_000  # larger files are skipped
+    max_line_chars: int = 2_000  # a file with a longer line is treated as minified/generated
+    window_lines: int = 60  # line windows for files without a grammar
+    window_overlap: int = 10
+    max_chunk_lines: int = 150  # a class or function longer than this is split
+    small_chunk_lines: int = 3  # top-level statements shorter than this are grouped
+
+
+@dataclass(slots=True)
+class StagesConfig:
+    """Switches for each enhancement; each one off degrades to the stage before it."""
+
+    lexical: bool = True
+    vectors: bool = True
+    structural: bool = True
+    features: bool = True
+    rerank: bool = True
+
+
+@dataclass(slots=True)
+class RankingConfig:
+    rrf_k: int = 60
+    recall_k: int = 100  # candidates per channel
+    test_penalty: float = 0.5  # multiplier on test chunks unless the query is about tests
+    per_file_results: int = 3  # at most this many chunks of one file in the ranked list
+    rerank_budget_ms: int = 300  # the rerank stage gives up (keeping the fused order) past this
+    insufficient_below: float = 0.25  # confidence under this: evidence is reported as weak
+
+
+@dataclass(slots=True)
+class ContextConfig:
+    budget_tokens: int = 2_000
+    per_file_blocks: int = 2
+
+
+@dataclass(slots=True)
+class Config:
+    index: IndexConfig = field(default_factory=IndexConfig)
+    stages: StagesConfig = field(default_factory=StagesConfig)
+    ranking: RankingConfig = field(default_factory=RankingConfig)
+    context: ContextConfig = field(default_factory=ContextConfig)
+
+
+def _apply(section: Any, values: dict[str, Any], where: str) -> None:
+    known = {f.name: f for f in dataclasses.fields(section)}
+    for key, value in values.items():
+        if key not in known:
+            raise ConfigError(f"{where}: unknown key {key!r} (known: {', '.join(sorted(known))})")
+        current = getattr(section, key)
+        if isinstance(current, bool):
+            ok = isinstance(value, bool)
+        elif isinstance(current, int):
+            ok = isinstance(value, int) and not isinstance(value, bool)
+        elif isinstance(current, float):
+            ok = isinstance(value, int | float) and not isinstance(value, bool)
+            value = float(value)
+        elif isinstance(current, list):
+            ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+        else:
+            ok = isinstance(value, type(current))
+        if not ok:
+            raise ConfigError(
+                f"{where}.{key}: expected {type(current).__name__}, got {type(value).__name__}"
+            )
+        setattr(section, key, value)
+
+
+def load_config(workspace: Path) -> Config:
+    """Defaults, overridden by ``.code-evidence.toml`` when the workspace has one."""
+    cfg = Config()
+    path = workspace / CONFIG_FILE
+    if not path.is_file():
+        return cfg
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: {exc}") from exc
+    sections = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg)}
+    for name, values in data.items():
+        if name not in sections:
+            raise ConfigError(
+                f"{CONFIG_FILE}: unknown section [{name}] (known: {', '.join(sorted(sections))})"
+            )
+        if not isinstance(values, dict):
+            raise ConfigError(f"{CONFIG_FILE}: [{name}] must be a table")
+        _apply(sections[name], values, f"[{name}]")
+    return cfg

@@ -1,0 +1,154 @@
+"""Typed records that cross module boundaries, and the public answer shape.
+
+The answer shape (``FindResult`` and what it holds) is a contract: the CLI prints it with
+``--json``, the language server sends it, benchmarks read it. Add fields, never rename or
+remove them. Everything serialises through :func:`to_json_dict`, so there is one encoding.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Intent = Literal["find-file", "explain", "fix-failure", "verify", "auto"]
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """One retrievable unit of a file: a function, method, class, grouped top-level code, or a
+    line window of a non-code file. ``hash`` is content-addressed (text plus path context), so an
+    unchanged chunk is never embedded twice, whatever workspace or branch it appears in."""
+
+    path: str  # workspace-relative, POSIX separators
+    start: int  # 1-based, inclusive
+    end: int  # 1-based, inclusive
+    symbol: str  # qualified name ("Flask.run"), "" for windows and grouped top-level code
+    kind: str  # function | method | class | module | window | ...
+    language: str  # python | javascript | typescript | tsx | go | rust | java | text
+    text: str
+    hash: str
+    imports: tuple[str, ...] = ()  # the file's imports (module names / specifiers)
+    calls: tuple[str, ...] = ()  # bare names called inside the chunk
+    is_test: bool = False
+    is_generated: bool = False
+    is_vendor: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class FindRequest:
+    """One question. ``open_file`` and ``line`` are the editor state; both are optional."""
+
+    query: str
+    open_file: str | None = None  # workspace-relative path
+    line: int | None = None  # 1-based line in open_file
+    limit: int = 10
+    budget_tokens: int | None = None  # None: the configured default
+    intent: Intent = "auto"
+    # Unsaved editor buffers: workspace-relative path -> text. Searched instead of disk copies.
+    overlays: dict[str, str] | None = None
+
+
+@dataclass(slots=True)
+class Evidence:
+    path: str
+    start: int
+    end: int
+    symbol: str
+    kind: str
+    language: str
+    score: float
+    reasons: list[str]
+    text: str
+    # Per-stage scores (bm25 rank, vector similarity, fused, feature boost, rerank).
+    scores: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Dropped:
+    path: str
+    start: int
+    end: int
+    reason: str
+
+
+@dataclass(slots=True)
+class ContextPack:
+    text: str
+    tokens: int
+    budget: int
+    dropped: list[Dropped] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class StageTrace:
+    candidates: int
+    ms: float
+
+
+@dataclass(slots=True)
+class FindResult:
+    query: str
+    workspace: str
+    commit: str | None
+    branch: str | None
+    results: list[Evidence]
+    context: ContextPack
+    confidence: float
+    insufficient: bool
+    insufficient_reason: str | None
+    trace: dict[str, StageTrace]
+    intent: str = "auto"
+    # "read-write" normally; "read-only" when another process holds the writer lock and the
+    # answer comes from the index as it was.
+    index_mode: str = "read-write"
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class IndexReport:
+    """What one index/update pass did."""
+
+    files_seen: int
+    files_changed: int
+    files_removed: int
+    files_skipped: int
+    chunks_total: int
+    chunks_added: int
+    chunks_removed: int
+    embedded: int  # chunk texts sent to the model (cache misses)
+    vectors_from_cache: int
+    ms: float
+    skipped: dict[str, int] = field(default_factory=dict)  # reason -> count
+    read_only: bool = False
+
+
+@dataclass(slots=True)
+class Status:
+    workspace: str
+    index_dir: str
+    commit: str | None
+    branch: str | None
+    dirty: bool | None
+    indexed_commit: str | None
+    indexed_at: str | None
+    files: int
+    chunks: int
+    vectors: int
+    pending: int  # files changed on disk since the last index pass
+    index_bytes: int
+    model: str | None
+    locked_by_other: bool
+
+
+def to_json_dict(obj: Any) -> Any:
+    """Dataclasses -> plain JSON-ready values (dicts keep field order)."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_json_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, dict):
+        return {str(k): to_json_dict(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [to_json_dict(v) for v in obj]
+    if isinstance(obj, float):
+        return round(obj, 6)
+    return obj
