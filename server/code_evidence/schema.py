@@ -45,8 +45,6 @@ class FindRequest:
     limit: int = 10
     budget_tokens: int | None = None  # None: the configured default
     intent: Intent = "auto"
-    # Unsaved editor buffers: workspace-relative path -> text. Searched instead of disk copies.
-    overlays: dict[str, str] | None = None
 
 
 @dataclass(slots=True)

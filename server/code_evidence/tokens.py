@@ -15,7 +15,7 @@ _PART_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 
 def split_identifier(ident: str) -> list[str]:
-    """``HTTPServerError2`` -> ``['http', 'server', 'error', '2']``; ``_get_x`` -> ``['get', 'x']``."""
+    """``HTTPServerError2`` -> ``['http', 'server', 'error', '2']``; ``_x_y`` -> ``['x', 'y']``."""
     parts: list[str] = []
     for piece in ident.split("_"):
         if piece:

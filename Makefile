@@ -1,0 +1,34 @@
+# Two commands do all the set-up on a fresh machine (Python 3.11+):
+#   make demo   index this repository and answer a question about it
+#   make test   install, lint and run the test suite
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+QUERY ?= where are chunks fused with reciprocal rank fusion
+
+.PHONY: install demo test lint bench clean
+
+$(BIN)/code-evidence: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+install: $(BIN)/code-evidence
+
+demo: install
+	$(BIN)/code-evidence index --workspace .
+	$(BIN)/code-evidence find "$(QUERY)" --workspace .
+
+lint: install
+	$(BIN)/ruff check server tests bench
+	$(BIN)/ruff format --check server tests bench
+
+test: install lint
+	$(BIN)/pytest -q
+
+bench: install
+	$(BIN)/python bench/quality.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

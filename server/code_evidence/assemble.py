@@ -1,0 +1,145 @@
+"""Assembly: the ranked list the caller sees, the confidence verdict, and the context pack.
+
+The pack is what a person or an agent reads: best evidence first, overlapping ranges merged,
+a per-file quota so one file cannot crowd out the rest, each block headed by
+``path:start-end symbol``, counted in the embedder's real tokens against the budget. What did not
+fit is reported, never silently cut.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .candidate import Candidate
+from .query import QueryAnalysis
+from .schema import ContextPack, Dropped
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    confidence: float
+    insufficient: bool
+    reason: str | None
+
+
+def diversify(cands: list[Candidate], per_file: int) -> list[Candidate]:
+    """Keep the order, but move a file's chunks beyond ``per_file`` behind everything else, so
+    the first screen of results spans files instead of five neighbours of one."""
+    seen: dict[str, int] = {}
+    head: list[Candidate] = []
+    tail: list[Candidate] = []
+    for c in cands:
+        n = seen.get(c.stored.chunk.path, 0)
+        seen[c.stored.chunk.path] = n + 1
+        (head if n < per_file else tail).append(c)
+    return head + tail
+
+
+def judge(
+    ranked: list[Candidate], qa: QueryAnalysis, max_fused: float, threshold: float
+) -> Verdict:
+    """How much the answer can be trusted, in [0, 1].
+
+    Agreement: how close the top chunk is to the best fused score possible (every channel
+    ranked it first). Separation: how far it stands above the tenth (a flat curve means
+    nothing stands out). A verbatim hit (identifier, quoted text, error code) adds trust.
+    Quoted text or error codes that no top result contains is a refusal on its own.
+    """
+    if not ranked:
+        return Verdict(0.0, True, "nothing in the index matches the query")
+    top = ranked[0]
+    agreement = min(1.0, top.fused / max_fused) if max_fused > 0 else 0.0
+    tenth = ranked[min(9, len(ranked) - 1)].score
+    separation = 0.0 if top.score <= 0 else max(0.0, (top.score - tenth) / top.score)
+    verbatim = any(
+        t in c.reasons for c in ranked[:3] for t in ("exact-identifier", "must-match", "path-match")
+    )
+    confidence = min(1.0, 0.55 * agreement + 0.3 * separation + (0.25 if verbatim else 0.0))
+    strict = [*qa.quoted, *qa.error_codes]
+    if strict and not any(s in c.stored.chunk.text for c in ranked[:10] for s in strict):
+        return Verdict(
+            round(min(confidence, threshold / 2), 3),
+            True,
+            f"no result contains {', '.join(repr(s) for s in strict[:3])}",
+        )
+    if confidence < threshold:
+        return Verdict(round(confidence, 3), True, "weak evidence: no result stands out")
+    return Verdict(round(confidence, 3), False, None)
+
+
+def assemble_context(
+    ranked: list[Candidate],
+    budget: int,
+    count_tokens: Callable[[str], int],
+    per_file_blocks: int,
+    verdict: Verdict,
+    max_blocks: int = 20,
+) -> ContextPack:
+    """Best first into the budget. When evidence is weak, the pack holds only the single best
+    block (if it fits) so it is minimal rather than padded with guesses."""
+    dropped: list[Dropped] = []
+    blocks: list[tuple[str, int, int, str, str]] = []  # path, start, end, symbol, text
+    per_file: dict[str, int] = {}
+    used = 0
+    limit = 1 if verdict.insufficient else max_blocks
+    for c in ranked:
+        ch = c.stored.chunk
+        if len(blocks) >= limit:
+            dropped.append(
+                Dropped(
+                    ch.path,
+                    ch.start,
+                    ch.end,
+                    "weak-evidence" if verdict.insufficient else "max-blocks",
+                )
+            )
+            continue
+        merged = False
+        for i, (p, s, e, sym, text) in enumerate(blocks):
+            if p == ch.path and ch.start <= e + 1 and s <= ch.end + 1:
+                if s <= ch.start and ch.end <= e:
+                    dropped.append(Dropped(ch.path, ch.start, ch.end, "duplicate"))
+                    merged = True
+                    break
+                new_s, new_e = min(s, ch.start), max(e, ch.end)
+                new_text = _merge_text(s, text, ch.start, ch.text)
+                extra = count_tokens(new_text) - count_tokens(text)
+                if used + extra > budget:
+                    dropped.append(Dropped(ch.path, ch.start, ch.end, "budget"))
+                else:
+                    blocks[i] = (p, new_s, new_e, sym or ch.symbol, new_text)
+                    used += extra
+                merged = True
+                break
+        if merged:
+            continue
+        if per_file.get(ch.path, 0) >= per_file_blocks:
+            dropped.append(Dropped(ch.path, ch.start, ch.end, "per-file-quota"))
+            continue
+        header = _header(ch.path, ch.start, ch.end, ch.symbol)
+        cost = count_tokens(header) + count_tokens(ch.text)
+        if used + cost > budget:
+            dropped.append(Dropped(ch.path, ch.start, ch.end, "budget"))
+            continue
+        blocks.append((ch.path, ch.start, ch.end, ch.symbol, ch.text))
+        per_file[ch.path] = per_file.get(ch.path, 0) + 1
+        used += cost
+    parts = [f"{_header(p, s, e, sym)}\n{text}" for p, s, e, sym, text in blocks]
+    text = "\n\n".join(parts)
+    return ContextPack(
+        text=text, tokens=count_tokens(text) if text else 0, budget=budget, dropped=dropped
+    )
+
+
+def _header(path: str, start: int, end: int, symbol: str) -> str:
+    return f"# {path}:{start}-{end}" + (f"  {symbol}" if symbol else "")
+
+
+def _merge_text(s1: int, t1: str, s2: int, t2: str) -> str:
+    """Union of two line ranges of one file given their texts (they overlap or touch)."""
+    lines: dict[int, str] = {}
+    for start, text in ((s1, t1), (s2, t2)):
+        for i, line in enumerate(text.split("\n")):
+            lines.setdefault(start + i, line)
+    return "\n".join(lines[n] for n in sorted(lines))

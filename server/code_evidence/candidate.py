@@ -1,0 +1,28 @@
+"""The record a candidate chunk carries from recall through fusion, features and rerank."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .store import StoredChunk
+
+
+@dataclass(slots=True)
+class Candidate:
+    stored: StoredChunk
+    ranks: dict[str, int] = field(default_factory=dict)  # channel -> 1-based rank
+    channel_scores: dict[str, float] = field(default_factory=dict)  # channel -> raw score
+    fused: float = 0.0  # reciprocal-rank fusion
+    boost: float = 0.0  # added by hard features (in RRF units)
+    factor: float = 1.0  # soft penalties multiply
+    rerank: float | None = None  # the rerank stage's own score, when it ran
+    score: float = 0.0  # the final ranking score
+    reasons: list[str] = field(default_factory=list)
+
+    @property
+    def id(self) -> int:
+        return self.stored.id
+
+    def tag(self, reason: str) -> None:
+        if reason not in self.reasons:
+            self.reasons.append(reason)

@@ -1,0 +1,231 @@
+"""``code-evidence``: index, find, status. A thin shell over :class:`Engine`.
+
+Exit codes: 0 success, 2 bad input or configuration (the message says what to fix), 1 anything
+unexpected. Machine output (``--json``, ``--batch``) goes to stdout; progress and messages go to
+stderr so they never corrupt it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from .config import ConfigError
+from .engine import Engine, EngineError
+from .schema import FindRequest, FindResult, Status, to_json_dict
+
+INTENTS = ("auto", "find-file", "explain", "fix-failure", "verify")
+
+
+class ProgressBar:
+    """A one-line bar on stderr when it is a terminal; a few plain lines otherwise."""
+
+    def __init__(self, stream: TextIO = sys.stderr, enabled: bool = True) -> None:
+        self.stream = stream
+        self.enabled = enabled
+        self.tty = stream.isatty()
+        self._last = 0.0
+        self._stage = ""
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        final = done >= total
+        if stage == self._stage and not final and now - self._last < (0.1 if self.tty else 5):
+            return
+        self._stage, self._last = stage, now
+        pct = 100 * done / total if total else 100.0
+        if self.tty:
+            filled = int(pct / 100 * 30)
+            bar = "#" * filled + "-" * (30 - filled)
+            self.stream.write(f"\r{stage:<8} [{bar}] {done}/{total} {pct:5.1f}%")
+            if final:
+                self.stream.write("\n")
+        else:
+            self.stream.write(f"{stage}: {done}/{total} ({pct:.0f}%)\n")
+        self.stream.flush()
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--workspace", default=".", help="folder to index (default: current folder)")
+    p.add_argument("--index-dir", default=None, help="index folder (default: per-user cache)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="code-evidence", description="Find the code evidence for a question."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_index = sub.add_parser("index", help="build or update the index of a workspace")
+    _common(p_index)
+    p_index.add_argument("--quiet", action="store_true", help="no progress output")
+    p_index.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    p_find = sub.add_parser("find", help="answer a question with ranked, cited evidence")
+    _common(p_find)
+    p_find.add_argument("query", nargs="?", help="the question, identifiers, or pasted error")
+    p_find.add_argument("--open-file", help="the file the user has open (workspace-relative)")
+    p_find.add_argument("--line", type=int, help="1-based cursor line in --open-file")
+    p_find.add_argument("--limit", type=int, default=10, help="ranked results (default 10)")
+    p_find.add_argument("--budget", type=int, help="context token budget")
+    p_find.add_argument("--intent", choices=INTENTS, default="auto")
+    p_find.add_argument("--json", action="store_true", help="print one JSON object")
+    p_find.add_argument("--batch", help="JSONL file of {id, query, open_file?, line?}")
+    p_find.add_argument("--quiet", action="store_true", help="no progress output")
+
+    p_status = sub.add_parser("status", help="how fresh the index is")
+    _common(p_status)
+    p_status.add_argument("--json", action="store_true")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        with Engine(Path(args.workspace), args.index_dir) as engine:
+            for note in engine.notes:
+                print(f"note: {note}", file=sys.stderr)
+            if args.command == "index":
+                return _cmd_index(engine, args)
+            if args.command == "find":
+                return _cmd_find(engine, args)
+            return _cmd_status(engine, args)
+    except (EngineError, ConfigError) as exc:
+        print(f"code-evidence: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("code-evidence: interrupted; the index keeps what was committed", file=sys.stderr)
+        return 130
+
+
+def _cmd_index(engine: Engine, args: argparse.Namespace) -> int:
+    report = engine.index(progress=ProgressBar(enabled=not args.quiet))
+    if args.json:
+        print(json.dumps(to_json_dict(report)))
+        return 0
+    if report.read_only:
+        print("another process holds the writer lock; the index was not updated", file=sys.stderr)
+    skipped = ", ".join(f"{k} {v}" for k, v in sorted(report.skipped.items())) or "none"
+    print(
+        f"indexed {engine.workspace}: {report.files_seen} files ({report.files_changed} changed, "
+        f"{report.files_removed} removed), {report.chunks_total} chunks "
+        f"(+{report.chunks_added} -{report.chunks_removed}), embedded {report.embedded} "
+        f"({report.vectors_from_cache} from cache) in {report.ms / 1000:.1f}s; skipped: {skipped}"
+    )
+    return 0
+
+
+def _request(query: str, args: Any, open_file: str | None, line: int | None) -> FindRequest:
+    return FindRequest(
+        query=query,
+        open_file=open_file,
+        line=line,
+        limit=args.limit,
+        budget_tokens=args.budget,
+        intent=args.intent,
+    )
+
+
+def _cmd_find(engine: Engine, args: argparse.Namespace) -> int:
+    if args.batch:
+        return _cmd_batch(engine, args)
+    if args.query is None:
+        raise EngineError("give a query, or --batch FILE")
+    if args.line is not None and not args.open_file:
+        raise EngineError("--line needs --open-file")
+    if not engine.read_only:
+        engine.index(progress=ProgressBar(enabled=not args.quiet and not args.json))
+    result = engine.find(_request(args.query, args, args.open_file, args.line), refresh=False)
+    if args.json:
+        print(json.dumps(to_json_dict(result)))
+    else:
+        print(render(result))
+    return 0
+
+
+def _cmd_batch(engine: Engine, args: argparse.Namespace) -> int:
+    """One JSON object per input line, in order; a failing line gives {id, error} and the
+    batch goes on. The index is refreshed once, models load once."""
+    path = Path(args.batch)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise EngineError(f"cannot read batch file {path}: {exc}") from exc
+    if not engine.read_only:
+        engine.index(progress=ProgressBar(enabled=not args.quiet))
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        item_id: Any = None
+        try:
+            item = json.loads(line)
+            if not isinstance(item, dict):
+                raise EngineError("each line must be a JSON object")
+            item_id = item.get("id", n)
+            query = item.get("query")
+            if not isinstance(query, str):
+                raise EngineError("'query' must be a string")
+            req = _request(query, args, item.get("open_file"), item.get("line"))
+            out = {"id": item_id, **to_json_dict(engine.find(req, refresh=False))}
+        except (EngineError, ValueError, TypeError) as exc:
+            out = {"id": item_id if item_id is not None else n, "error": str(exc)}
+        print(json.dumps(out), flush=True)
+    return 0
+
+
+def _cmd_status(engine: Engine, args: argparse.Namespace) -> int:
+    status = engine.status()
+    if args.json:
+        print(json.dumps(to_json_dict(status)))
+    else:
+        print(render_status(status))
+    return 0
+
+
+def render(result: FindResult) -> str:
+    lines = []
+    where = f"{result.branch or '-'}@{(result.commit or '-')[:10]}"
+    lines.append(f"query: {result.query}   [{result.intent}]   index: {where}")
+    for note in result.notes:
+        lines.append(f"note: {note}")
+    if not result.results:
+        lines.append("no results")
+    for i, r in enumerate(result.results, 1):
+        loc = f"{r.path}:{r.start}-{r.end}"
+        lines.append(
+            f"{i:>2}. {loc:<48} {r.symbol or '-':<32} {r.score:.4f}  {', '.join(r.reasons)}"
+        )
+    verdict = f"confidence {result.confidence:.2f}"
+    if result.insufficient:
+        verdict += f" — insufficient evidence: {result.insufficient_reason}"
+    lines.append(verdict)
+    ctx = result.context
+    lines.append(f"--- context ({ctx.tokens}/{ctx.budget} tokens, {len(ctx.dropped)} dropped) ---")
+    lines.append(ctx.text)
+    return "\n".join(lines)
+
+
+def render_status(s: Status) -> str:
+    fresh = "up to date" if s.pending == 0 else f"{s.pending} files pending"
+    rows = [
+        ("workspace", s.workspace),
+        ("index", s.index_dir),
+        ("commit", f"{s.commit or '-'} ({s.branch or 'no branch'}){' dirty' if s.dirty else ''}"),
+        ("indexed", f"{s.indexed_commit or '-'} at {s.indexed_at or 'never'} — {fresh}"),
+        ("files", str(s.files)),
+        ("chunks", f"{s.chunks} ({s.vectors} with vectors)"),
+        ("size", f"{s.index_bytes / 1e6:.1f} MB"),
+        ("model", s.model or "-"),
+        ("writer", "another process" if s.locked_by_other else "this process"),
+    ]
+    return "\n".join(f"{k:<10} {v}" for k, v in rows)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

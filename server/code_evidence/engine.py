@@ -1,0 +1,516 @@
+"""The engine: one API (index, find, status) that the CLI, the language server and the
+benchmarks all call. It owns the index folder of one workspace and the writer lock on it.
+
+A request reads top to bottom: query analysis -> recall (bm25, vectors, structural) -> fusion ->
+features and filters -> rerank -> assembly. Each stage is a module of the same name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import platformdirs
+from filelock import FileLock, Timeout
+
+from . import assemble, features, fuse, query, recall, rerank
+from .candidate import Candidate
+from .chunk import chunk_file, detect_language
+from .config import Config, load_config
+from .embed import Embedder, EmbeddingCache, embed_with_cache, embedding_key, embedding_text
+from .imports import ImportResolver
+from .lexical import LexDoc, LexicalIndex
+from .scan import FileEntry, GitState, SkipFile, load_text, resolve_workspace_path, scan_workspace
+from .schema import (
+    Chunk,
+    Evidence,
+    FindRequest,
+    FindResult,
+    IndexReport,
+    StageTrace,
+    Status,
+)
+from .store import FileRow, Store, StoreCorrupt, StoredChunk
+from .vectors import VectorIndex
+
+Progress = Callable[[str, int, int], None]  # (stage, done, total)
+EMBED_BATCH = 256  # chunks per embed-and-save step: bounds work lost to a crash
+
+
+class EngineError(Exception):
+    """A problem with the user's input or environment, with a message meant for them."""
+
+
+def cache_root() -> Path:
+    env = os.environ.get("CODE_EVIDENCE_CACHE_DIR")
+    return Path(env) if env else Path(platformdirs.user_cache_dir("code-evidence"))
+
+
+def default_index_dir(workspace: Path) -> Path:
+    resolved = workspace.resolve()
+    digest = hashlib.sha256(str(resolved).encode()).hexdigest()[:12]
+    return cache_root() / f"{resolved.name or 'root'}-{digest}"
+
+
+@lru_cache(maxsize=1)
+def shared_embedder() -> Embedder:
+    """One model per process: loading it is the slowest part of a cold start."""
+    return Embedder()
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What an index pass must do, from comparing the scan with the store."""
+
+    to_read: list[FileEntry]
+    removed: list[str]
+    unchanged: int
+
+
+class Engine:
+    def __init__(
+        self,
+        workspace: Path | str,
+        index_dir: Path | str | None = None,
+        config: Config | None = None,
+        embedder: Embedder | None = None,
+    ) -> None:
+        ws = Path(workspace).expanduser()
+        if not ws.exists():
+            raise EngineError(f"workspace not found: {ws}")
+        if not ws.is_dir():
+            raise EngineError(f"workspace is not a folder: {ws}")
+        self.workspace = ws.resolve()
+        self.config = config if config is not None else load_config(self.workspace)
+        self.index_dir = (
+            Path(index_dir).expanduser().resolve()
+            if index_dir
+            else default_index_dir(self.workspace)
+        )
+        try:
+            self.index_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise EngineError(f"cannot create index folder {self.index_dir}: {exc}") from exc
+        self._lock = FileLock(str(self.index_dir / "writer.lock"))
+        try:
+            self._lock.acquire(timeout=0)
+            self.read_only = False
+        except Timeout:
+            self.read_only = True
+        self._embedder = embedder
+        self._cache: EmbeddingCache | None = None
+        self._mutex = threading.RLock()
+        self.notes: list[str] = []
+        self._open_indexes()
+
+    # -- opening and repair -------------------------------------------------
+    def _open_indexes(self) -> None:
+        db_path = self.index_dir / "store.sqlite"
+        if self.read_only and not db_path.exists():
+            self._lock.release()
+            raise EngineError(
+                f"another process is building the first index in {self.index_dir}; try again "
+                "when it has finished"
+            )
+        try:
+            self.store = Store(db_path, read_only=self.read_only)
+        except StoreCorrupt as exc:
+            if self.read_only:
+                raise EngineError(
+                    f"the index is unreadable ({exc}); the writer will rebuild it"
+                ) from exc
+            self.notes.append(f"index store was unusable ({exc}); rebuilt from scratch")
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{db_path}{suffix}").unlink(missing_ok=True)
+            shutil.rmtree(self.index_dir / "lexical", ignore_errors=True)
+            (self.index_dir / "vectors.usearch").unlink(missing_ok=True)
+            self.store = Store(db_path)
+        self.lexical = LexicalIndex(self.index_dir / "lexical", read_only=self.read_only)
+        self.vectors = VectorIndex(self.index_dir / "vectors.usearch", dim=384)
+        if self.read_only:
+            self.notes.append(
+                "another process holds the writer lock: answering from the index as it is"
+            )
+            return
+        _, chunks = self.store.counts()
+        dirty = self.store.get_meta("derived_dirty") == "1"
+        if chunks and (dirty or self.lexical.rebuilt or len(self.lexical) != chunks):
+            self._rebuild_lexical()
+        if chunks and (dirty or self.vectors.rebuilt):
+            self._rebuild_vectors()
+        if dirty:
+            self.store.set_meta_now({"derived_dirty": "0"})
+
+    def _rebuild_lexical(self) -> None:
+        self.notes.append("lexical index was stale or damaged; rebuilt from the store")
+        self.lexical.clear()
+        batch: list[LexDoc] = []
+        for sc in self.store.all_chunks():
+            batch.append(_lexdoc(sc))
+            if len(batch) >= 2000:
+                self.lexical.add(batch)
+                batch = []
+        self.lexical.add(batch)
+        self.lexical.commit()
+
+    def _rebuild_vectors(self) -> None:
+        """Vectors come back from the content-addressed cache; only misses need the model,
+        and those are filled by the next index pass."""
+        self.notes.append("vector index was stale or damaged; rebuilt from the embedding cache")
+        (self.index_dir / "vectors.usearch").unlink(missing_ok=True)
+        self.vectors = VectorIndex(self.index_dir / "vectors.usearch", dim=384)
+        self._add_cached_vectors(list(self.store.all_chunks()))
+        self.vectors.save()
+
+    def _add_cached_vectors(self, chunks: list[StoredChunk]) -> list[StoredChunk]:
+        """Add what the cache has; return the chunks it did not have."""
+        keyed = [sc for sc in chunks if sc.emb_key]
+        found = self.cache.get_many([sc.emb_key for sc in keyed if sc.emb_key])
+        ids, vecs, missing = [], [], []
+        for sc in keyed:
+            v = found.get(sc.emb_key or "")
+            if v is None:
+                missing.append(sc)
+            else:
+                ids.append(sc.id)
+                vecs.append(v)
+        if ids:
+            self.vectors.add(ids, np.stack(vecs))
+        return missing
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = shared_embedder()
+        return self._embedder
+
+    @property
+    def cache(self) -> EmbeddingCache:
+        if self._cache is None:
+            self._cache = EmbeddingCache(cache_root() / "embeddings.sqlite")
+        return self._cache
+
+    def close(self) -> None:
+        with self._mutex:
+            if self._cache is not None:
+                self._cache.close()
+            self.store.close()
+            if not self.read_only:
+                self._lock.release()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- indexing -----------------------------------------------------------
+    def _plan(self, entries: list[FileEntry]) -> _Plan:
+        known = self.store.files()
+        to_read = [
+            e
+            for e in entries
+            if (row := known.get(e.path)) is None
+            or row.size != e.size
+            or row.mtime_ns != e.mtime_ns
+        ]
+        present = {e.path for e in entries}
+        removed = [p for p in known if p not in present]
+        return _Plan(to_read, removed, len(entries) - len(to_read))
+
+    def index(self, progress: Progress | None = None) -> IndexReport:
+        """Bring the index up to date with the working tree: only changed files are read,
+        only new chunk texts are embedded."""
+        with self._mutex:
+            t0 = time.perf_counter()
+            scan = scan_workspace(self.workspace, self.config.index)
+            if self.read_only:
+                return IndexReport(
+                    files_seen=len(scan.files),
+                    files_changed=0,
+                    files_removed=0,
+                    files_skipped=sum(scan.skipped.values()),
+                    chunks_total=self.store.counts()[1],
+                    chunks_added=0,
+                    chunks_removed=0,
+                    embedded=0,
+                    vectors_from_cache=0,
+                    ms=(time.perf_counter() - t0) * 1000,
+                    skipped=dict(scan.skipped),
+                    read_only=True,
+                )
+            plan = self._plan(scan.files)
+            skipped = dict(scan.skipped)
+            known = self.store.files()
+            updates: list[tuple[FileEntry, FileRow, list[Chunk], bool]] = []
+            touches: list[FileEntry] = []
+            removed = list(plan.removed)
+            for i, entry in enumerate(plan.to_read):
+                if progress:
+                    progress("read", i + 1, len(plan.to_read))
+                try:
+                    loaded = load_text(self.workspace, entry.path, self.config.index)
+                except SkipFile as skip:
+                    skipped[skip.reason] = skipped.get(skip.reason, 0) + 1
+                    if entry.path in known:
+                        removed.append(entry.path)
+                    continue
+                content_hash = hashlib.sha256(loaded.text.encode("utf-8", "replace")).hexdigest()
+                old = known.get(entry.path)
+                if old is not None and old.content_hash == content_hash:
+                    touches.append(entry)
+                    continue
+                chunks = chunk_file(entry.path, loaded.text, self.config.index)
+                language = detect_language(entry.path)
+                imports = chunks[0].imports if chunks else ()
+                row = FileRow(
+                    entry.path, entry.size, entry.mtime_ns, content_hash, language, imports
+                )
+                updates.append((entry, row, chunks, loaded.encoding_errors))
+
+            model_id = self.embedder.model_id if self.config.stages.vectors else None
+            removed_ids: list[int] = []
+            added: list[StoredChunk] = []
+            graph_changed = bool(updates or removed)
+            with self.store.transaction():
+                self.store._set_meta({"derived_dirty": "1"})
+                for entry in touches:
+                    self.store.touch_file(entry.path, entry.size, entry.mtime_ns)
+                for path in removed:
+                    removed_ids.extend(self.store.remove_file(path))
+                for _entry, row, chunks, enc_err in updates:
+                    existing = {sc.chunk.hash: sc.id for sc in self.store.chunks_of(row.path)}
+                    keep, new = [], []
+                    for ch in chunks:
+                        cid = existing.pop(ch.hash, None)
+                        if cid is not None:
+                            keep.append(cid)
+                        else:
+                            new.append((ch, embedding_key(ch, model_id) if model_id else None))
+                    gone, ids = self.store.replace_file(row, keep, new, enc_err)
+                    removed_ids.extend(gone)
+                    added.extend(
+                        StoredChunk(cid, ch, key) for cid, (ch, key) in zip(ids, new, strict=True)
+                    )
+                if graph_changed:
+                    self._relink_imports()
+                self.store._set_meta(
+                    {
+                        "commit": scan.git.commit,
+                        "branch": scan.git.branch,
+                        "dirty": None if scan.git.dirty is None else str(int(scan.git.dirty)),
+                        "indexed_at": datetime.now(UTC).isoformat(timespec="seconds"),
+                        "model": model_id,
+                    }
+                )
+            if removed_ids or added:
+                if progress:
+                    progress("lexical", 0, 1)
+                self.lexical.delete(removed_ids)
+                self.lexical.add([_lexdoc(sc) for sc in added])
+                self.lexical.commit()
+                self.vectors.remove(removed_ids)
+                self.vectors.save()
+            self.store.set_meta_now({"derived_dirty": "0"})
+
+            embedded, from_cache = 0, 0
+            if self.config.stages.vectors:
+                embedded, from_cache = self._fill_vectors(added, progress)
+            chunks_total = self.store.counts()[1]
+            return IndexReport(
+                files_seen=len(scan.files),
+                files_changed=len(updates),
+                files_removed=len(removed),
+                files_skipped=sum(skipped.values()),
+                chunks_total=chunks_total,
+                chunks_added=len(added),
+                chunks_removed=len(removed_ids),
+                embedded=embedded,
+                vectors_from_cache=from_cache,
+                ms=(time.perf_counter() - t0) * 1000,
+                skipped=skipped,
+            )
+
+    def _relink_imports(self) -> None:
+        files = self.store.files()
+        resolver = ImportResolver(set(files))
+        edges = []
+        for path, row in files.items():
+            if row.language and row.imports:
+                for dst in resolver.resolve(path, row.language, row.imports):
+                    edges.append((path, dst))
+        self.store.set_import_edges(edges)
+
+    def _fill_vectors(self, added: list[StoredChunk], progress: Progress | None) -> tuple[int, int]:
+        """Vectors for new chunks: the cache first, the model for the misses, saved in steps so
+        an interrupted pass keeps what it computed. Also repairs chunks an earlier, interrupted
+        pass left without a vector."""
+        _, total = self.store.counts()
+        todo = added
+        if len(self.vectors) + len(added) < total or len(self.vectors) < total - len(added):
+            todo = [sc for sc in self.store.all_chunks() if sc.id not in self.vectors]
+        if not todo:
+            return 0, 0
+        missing = self._add_cached_vectors(todo)
+        from_cache = len(todo) - len(missing)
+        embedded = 0
+        for i in range(0, len(missing), EMBED_BATCH):
+            part = missing[i : i + EMBED_BATCH]
+            texts = {sc.emb_key: embedding_text(sc.chunk) for sc in part if sc.emb_key}
+            vecs, computed = embed_with_cache(self.embedder, self.cache, texts)
+            embedded += computed
+            self.vectors.add([sc.id for sc in part], np.stack([vecs[sc.emb_key] for sc in part]))  # type: ignore[index]
+            self.vectors.save()
+            if progress:
+                progress("embed", min(i + EMBED_BATCH, len(missing)), len(missing))
+        return embedded, from_cache
+
+    # -- status ---------------------------------------------------------------
+    def status(self) -> Status:
+        with self._mutex:
+            scan = scan_workspace(self.workspace, self.config.index)
+            plan = self._plan(scan.files)
+            files, chunks = self.store.counts()
+            size = sum(p.stat().st_size for p in self.index_dir.rglob("*") if p.is_file())
+            dirty = self.store.get_meta("dirty")
+            return Status(
+                workspace=str(self.workspace),
+                index_dir=str(self.index_dir),
+                commit=scan.git.commit,
+                branch=scan.git.branch,
+                dirty=scan.git.dirty,
+                indexed_commit=self.store.get_meta("commit"),
+                indexed_at=self.store.get_meta("indexed_at"),
+                files=files,
+                chunks=chunks,
+                vectors=len(self.vectors),
+                pending=len(plan.to_read) + len(plan.removed),
+                index_bytes=size,
+                model=self.store.get_meta("model") if dirty is not None or files else None,
+                locked_by_other=self.read_only,
+            )
+
+    def git(self) -> GitState:
+        return scan_workspace(self.workspace, self.config.index).git
+
+    # -- find -----------------------------------------------------------------
+    def find(self, req: FindRequest, refresh: bool = True) -> FindResult:
+        if not req.query or not req.query.strip():
+            raise EngineError("the query is empty: say what you are looking for")
+        if req.limit < 1:
+            raise EngineError("--limit must be at least 1")
+        open_file = None
+        if req.open_file:
+            try:
+                open_file = resolve_workspace_path(self.workspace, req.open_file)
+            except ValueError as exc:
+                raise EngineError(str(exc)) from exc
+        trace: dict[str, StageTrace] = {}
+        notes = list(self.notes)
+        with self._mutex:
+            if refresh and not self.read_only:
+                t0 = time.perf_counter()
+                report = self.index()
+                trace["refresh"] = StageTrace(report.files_changed + report.files_removed, _ms(t0))
+            cfg = self.config
+            t0 = time.perf_counter()
+            qa = query.analyze(req.query, req.intent)
+            trace["query"] = StageTrace(len(qa.terms), _ms(t0))
+            editor = recall.EditorState(open_file, req.line)
+            t0 = time.perf_counter()
+            rec = recall.recall(
+                qa,
+                editor,
+                cfg,
+                self.store,
+                self.lexical if cfg.stages.lexical else None,
+                self.vectors if cfg.stages.vectors else None,
+                self.embedder if cfg.stages.vectors else None,
+                self.cache if cfg.stages.vectors else None,
+            )
+            notes.extend(rec.notes)
+            for name, ranking in rec.channels.items():
+                trace[f"recall.{name}"] = StageTrace(len(ranking), rec.ms.get(name, 0.0))
+            t0 = time.perf_counter()
+            cands = fuse.fuse(rec.channels, self.store, cfg.ranking.rrf_k)
+            trace["fuse"] = StageTrace(len(cands), _ms(t0))
+            t0 = time.perf_counter()
+            cands = features.apply_features(
+                cands, qa, editor, rec.relations, cfg, use_boosts=cfg.stages.features
+            )
+            trace["features"] = StageTrace(len(cands), _ms(t0))
+            t0 = time.perf_counter()
+            reranker = rerank.FeatureReranker() if cfg.stages.rerank else None
+            cands, scored, note = rerank.rerank(
+                cands, qa, reranker, top_n=50, budget_ms=cfg.ranking.rerank_budget_ms
+            )
+            if note:
+                notes.append(note)
+            trace["rerank"] = StageTrace(scored, _ms(t0))
+            t0 = time.perf_counter()
+            ranked = assemble.diversify(cands, cfg.ranking.per_file_results)
+            max_fused = sum(fuse.CHANNEL_WEIGHTS.get(name, 1.0) for name in rec.channels) / (
+                cfg.ranking.rrf_k + 1
+            )
+            verdict = assemble.judge(ranked, qa, max_fused, cfg.ranking.insufficient_below)
+            budget = (
+                req.budget_tokens if req.budget_tokens is not None else cfg.context.budget_tokens
+            )
+            context = assemble.assemble_context(
+                ranked, budget, self.embedder.count_tokens, cfg.context.per_file_blocks, verdict
+            )
+            results = [_evidence(c) for c in ranked[: req.limit]]
+            trace["assemble"] = StageTrace(len(results), _ms(t0))
+            git = self.store.get_meta("commit"), self.store.get_meta("branch")
+        return FindResult(
+            query=req.query,
+            workspace=str(self.workspace),
+            commit=git[0],
+            branch=git[1],
+            results=results,
+            context=context,
+            confidence=verdict.confidence,
+            insufficient=verdict.insufficient,
+            insufficient_reason=verdict.reason,
+            trace=trace,
+            intent=qa.intent,
+            index_mode="read-only" if self.read_only else "read-write",
+            notes=notes,
+        )
+
+
+def _ms(t0: float) -> float:
+    return (time.perf_counter() - t0) * 1000
+
+
+def _lexdoc(sc: StoredChunk) -> LexDoc:
+    return LexDoc(sc.id, sc.chunk.path, sc.chunk.symbol, sc.chunk.text)
+
+
+def _evidence(c: Candidate) -> Evidence:
+    ch = c.stored.chunk
+    scores = {f"{name}_rank": float(rank) for name, rank in c.ranks.items()}
+    scores.update({"fused": c.fused, "boost": c.boost, "factor": c.factor})
+    if c.rerank is not None:
+        scores["rerank"] = c.rerank
+    return Evidence(
+        path=ch.path,
+        start=ch.start,
+        end=ch.end,
+        symbol=ch.symbol,
+        kind=ch.kind,
+        language=ch.language,
+        score=c.score,
+        reasons=list(c.reasons),
+        text=ch.text,
+        scores=scores,
+    )

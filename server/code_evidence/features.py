@@ -1,0 +1,90 @@
+"""Hard features from the editor state and the query, and the filters.
+
+Boosts are expressed in RRF units (one first-place vote is ``1 / (k + 1)``) so they compose with
+fusion without calibration. Every boost leaves a reason tag: an answer must say why it ranked.
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+from .candidate import Candidate
+from .config import Config
+from .query import QueryAnalysis
+from .recall import EditorState
+
+# Votes, in first-place RRF votes.
+W_EXACT_SYMBOL = 1.0
+W_MENTIONS = 0.3
+W_PATH = 1.0
+W_MUST_MATCH = 0.5
+W_NEIGHBOUR = 1.0
+W_SAME_DIR = 0.5
+W_CALL = 1.0
+OPEN_FILE_FACTOR = 0.5  # the user already sees the open file; neighbours are the news
+NON_CODE_FACTOR = 0.7  # docs and config rank below code unless the question is "explain"
+
+
+def apply_features(
+    cands: list[Candidate],
+    qa: QueryAnalysis,
+    editor: EditorState,
+    relations: dict[int, set[str]],
+    cfg: Config,
+    use_boosts: bool = True,
+) -> list[Candidate]:
+    """Filters always apply (they are policy, not ranking); boosts only when ``use_boosts``."""
+    vote = 1.0 / (cfg.ranking.rrf_k + 1)
+    names = set(qa.names)
+    lower_names = {n.lower() for n in names}
+    open_dir = posixpath.dirname(editor.open_file) if editor.open_file else None
+    out: list[Candidate] = []
+    for c in cands:
+        ch = c.stored.chunk
+        if (ch.is_generated and not cfg.index.include_generated) or (
+            ch.is_vendor and not cfg.index.include_vendor
+        ):
+            continue
+        for channel in c.ranks:
+            c.tag(channel)
+        if ch.is_test and not qa.about_tests:
+            c.factor *= cfg.ranking.test_penalty
+            c.tag("test")
+        if not use_boosts:
+            out.append(c)
+            continue
+        boost = 0.0
+        name = c.stored.name
+        if name and (name in names or name.lower() in lower_names):
+            boost += W_EXACT_SYMBOL
+            c.tag("exact-identifier")
+        elif qa.identifiers and any(i in ch.text for i in qa.identifiers):
+            boost += W_MENTIONS
+            c.tag("mentions-identifier")
+        if any(ch.path == p or ch.path.endswith("/" + p) for p in qa.paths):
+            boost += W_PATH
+            c.tag("path-match")
+        strict = [*qa.quoted, *qa.error_codes]
+        if strict and any(s in ch.text for s in strict):
+            boost += W_MUST_MATCH
+            c.tag("must-match")
+        if editor.open_file:
+            rel = relations.get(c.id, set())
+            if ch.path == editor.open_file:
+                c.factor *= OPEN_FILE_FACTOR
+                c.tag("open-file")
+            elif rel & {"imports", "imported-by"}:
+                boost += W_NEIGHBOUR
+                c.tag("imports" if "imports" in rel else "imported-by")
+            elif posixpath.dirname(ch.path) == open_dir:
+                boost += W_SAME_DIR
+                c.tag("same-dir")
+            for tag in ("caller", "callee"):
+                if tag in rel:
+                    boost += W_CALL
+                    c.tag(tag)
+        if ch.language == "text" and qa.intent != "explain":
+            c.factor *= NON_CODE_FACTOR
+        c.boost = boost * vote
+        out.append(c)
+    return out

@@ -1,0 +1,36 @@
+"""Reciprocal-rank fusion of the recall channels.
+
+RRF needs no score calibration between BM25, cosine and structure, which have nothing in
+common but their order.
+"""
+
+from __future__ import annotations
+
+from .candidate import Candidate
+from .recall import Ranking
+from .store import Store
+
+# The structural channel lists every neighbour; it votes at half weight so that a chunk found
+# only by being next door does not outrank one both text channels agree on.
+CHANNEL_WEIGHTS = {"bm25": 1.0, "vector": 1.0, "structural": 0.5}
+
+
+def fuse(channels: dict[str, Ranking], store: Store, k: int) -> list[Candidate]:
+    ranks: dict[int, dict[str, int]] = {}
+    scores: dict[int, dict[str, float]] = {}
+    fused: dict[int, float] = {}
+    for name, ranking in channels.items():
+        weight = CHANNEL_WEIGHTS.get(name, 1.0)
+        for rank, (cid, score) in enumerate(ranking, 1):
+            ranks.setdefault(cid, {})[name] = rank
+            scores.setdefault(cid, {})[name] = score
+            fused[cid] = fused.get(cid, 0.0) + weight / (k + rank)
+    chunks = store.get_chunks(fused)
+    # An id the store does not know means a derived index is ahead of it: never serve it.
+    out = [
+        Candidate(stored=chunks[cid], ranks=ranks[cid], channel_scores=scores[cid], fused=f)
+        for cid, f in fused.items()
+        if cid in chunks
+    ]
+    out.sort(key=lambda c: -c.fused)
+    return out

@@ -1,0 +1,140 @@
+"""Tantivy BM25 index over chunks, with code-aware terms.
+
+Terms are produced by :mod:`code_evidence.tokens` (identifiers whole and split) and stored as
+whitespace-separated text, so Tantivy only lower-cases and stems them; BM25 itself is Tantivy's.
+Three fields: the chunk body, its qualified symbol (boosted: a name that *is* the query term is
+stronger evidence than one that merely mentions it) and its path.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import tantivy
+
+from .tokens import code_terms, path_terms
+
+ANALYZER = "code_terms"
+FIELD_BOOSTS = {"body": 1.0, "symbol": 3.0, "path": 1.5}
+
+
+@dataclass(frozen=True, slots=True)
+class LexDoc:
+    chunk_id: int
+    path: str
+    symbol: str
+    text: str
+
+
+def _analyzer() -> tantivy.TextAnalyzer:
+    return (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace())
+        .filter(tantivy.Filter.remove_long(64))
+        .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.stemmer("english"))
+        .build()
+    )
+
+
+def _schema() -> tantivy.Schema:
+    sb = tantivy.SchemaBuilder()
+    sb.add_unsigned_field("id", stored=True, indexed=True, fast=True)
+    sb.add_text_field("body", tokenizer_name=ANALYZER, index_option="freq")
+    sb.add_text_field("symbol", tokenizer_name=ANALYZER, index_option="freq")
+    sb.add_text_field("path", tokenizer_name=ANALYZER, index_option="freq")
+    return sb.build()
+
+
+class LexicalIndex:
+    def __init__(self, path: Path, read_only: bool = False) -> None:
+        self.path = path
+        self.read_only = read_only
+        self.rebuilt = False
+        self._writer: tantivy.IndexWriter | None = None
+        try:
+            self._open()
+        except (ValueError, OSError) as exc:
+            if read_only:
+                raise
+            # A corrupt or half-written index: start over; the engine re-adds from the store.
+            shutil.rmtree(path, ignore_errors=True)
+            self._open()
+            self.rebuilt = True
+            self.rebuild_reason = str(exc)
+
+    def _open(self) -> None:
+        self.path.mkdir(parents=True, exist_ok=True)
+        schema = _schema()
+        if not self.read_only and not (self.path / "meta.json").exists():
+            self.rebuilt = True  # a fresh index: the caller must (re)fill it
+        self.index = tantivy.Index(schema, path=str(self.path), reuse=True)
+        # Custom analyzers are not persisted by tantivy: register on every open.
+        self.index.register_tokenizer(ANALYZER, _analyzer())
+        self.index.reload()
+
+    def _w(self) -> tantivy.IndexWriter:
+        if self.read_only:
+            raise RuntimeError("lexical index opened read-only")
+        if self._writer is None:
+            self._writer = self.index.writer(heap_size=64_000_000, num_threads=1)
+        return self._writer
+
+    def add(self, docs: Sequence[LexDoc]) -> None:
+        w = self._w()
+        for d in docs:
+            doc = tantivy.Document()
+            doc.add_unsigned("id", d.chunk_id)
+            doc.add_text("body", " ".join(code_terms(d.text)))
+            doc.add_text("symbol", " ".join(code_terms(d.symbol)))
+            doc.add_text("path", " ".join(path_terms(d.path)))
+            w.add_document(doc)
+
+    def delete(self, chunk_ids: Sequence[int]) -> None:
+        # delete_documents_by_term does not match u64 terms from Python ints; a term query does.
+        w = self._w()
+        schema = self.index.schema
+        ids = [int(c) for c in chunk_ids]
+        for i in range(0, len(ids), 1000):
+            w.delete_documents_by_query(
+                tantivy.Query.term_set_query(schema, "id", ids[i : i + 1000])
+            )
+
+    def clear(self) -> None:
+        self._w().delete_all_documents()
+
+    def commit(self) -> None:
+        if self._writer is not None:
+            self._writer.commit()
+            self._writer.wait_merging_threads()
+            self._writer = None
+        self.index.reload()
+
+    def __len__(self) -> int:
+        return int(self.index.searcher().num_docs)
+
+    def search(
+        self, terms: Sequence[str], k: int, boosts: dict[str, float] | None = None
+    ) -> list[tuple[int, float]]:
+        """BM25 over (body, symbol, path). ``terms`` are already code terms (see
+        :func:`code_terms`); a term may repeat to weigh more (the query parser boosts with
+        ``^``). Returns (chunk id, score), best first."""
+        weighted: dict[str, float] = {}
+        for t in terms:
+            if t.isascii() and t.replace("_", "").isalnum():
+                weighted[t] = weighted.get(t, 0.0) + 1.0
+        if not weighted:
+            return []
+        qtext = " ".join(f"{t}^{w:g}" if w != 1.0 else t for t, w in weighted.items())
+        query = self.index.parse_query(
+            qtext, default_field_names=list(FIELD_BOOSTS), field_boosts=FIELD_BOOSTS
+        )
+        searcher = self.index.searcher()
+        hits = searcher.search(query, limit=k).hits
+        out: list[tuple[int, float]] = []
+        for score, addr in hits:
+            doc = searcher.doc(addr)
+            out.append((int(doc["id"][0]), float(score)))
+        return out

@@ -1,0 +1,150 @@
+"""Query analysis: what in the question is a name, a path, quoted text or an error code.
+
+Identifiers, paths, quoted strings and error codes are kept verbatim and carried as must-match
+evidence or strong boosts. Natural language is never rewritten into names that may not exist;
+it only loses stop words before BM25.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .tokens import code_terms, split_identifier
+
+_STOPWORD_TEXT = """
+    a an the and or but if then else when while of to in on at by for from with without into
+    onto over under about as is are was were be been being do does did done doing have has had
+    this that these those it its it's there here which who whom whose what where why how can
+    could should would will shall may might must not no nor only own same so than too very just
+    also any all each every some such more most other another both either neither once again
+    further we you they he she i me my our your their them us use used using make makes made
+    get gets set sets instead now new add added adds fix fixed fixes remove removed removes
+    change changed changes update updated updates allow allows allowed support supports
+    supported
+"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+
+_QUOTED_RE = re.compile(r"`([^`\n]{2,200})`|\"([^\"\n]{2,200})\"|'([^'\n]{3,200})'")
+_PATH_RE = re.compile(
+    r"(?<![\w/.])((?:[\w.\-]+/)+[\w.\-]+|[\w\-]+\.(?:py|pyi|js|jsx|mjs|cjs|ts|tsx|go|rs|java|"
+    r"c|h|cc|cpp|hpp|rb|php|cs|kt|swift|md|rst|toml|yaml|yml|json|cfg|ini|txt|html|css|sh))(?::(\d+))?"
+)
+_ERROR_CODE_RE = re.compile(
+    r"\b([A-Z]{1,5}[0-9]{3,5}|E[A-Z]{3,}[A-Z_]*|ERR_[A-Z0-9_]+|[A-Z][a-zA-Z]+(?:Error|Exception|Warning))\b"
+)
+_IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(\))?")
+_TEST_WORDS = frozenset({"test", "tests", "testing", "pytest", "unittest", "fixture", "fixtures"})
+
+
+@dataclass(slots=True)
+class QueryAnalysis:
+    raw: str
+    intent: str
+    identifiers: list[str] = field(default_factory=list)  # verbatim names: snake, camel, dotted
+    paths: list[str] = field(default_factory=list)
+    path_lines: dict[str, int] = field(default_factory=dict)  # "app.py:42" -> {"app.py": 42}
+    quoted: list[str] = field(default_factory=list)
+    error_codes: list[str] = field(default_factory=list)
+    terms: list[str] = field(default_factory=list)  # BM25 terms (repeats weigh more)
+    about_tests: bool = False
+
+    @property
+    def names(self) -> list[str]:
+        """The last component of each identifier: what a definition's symbol would end with."""
+        return list(
+            dict.fromkeys(i.removesuffix("()").rsplit(".", 1)[-1] for i in self.identifiers)
+        )
+
+    @property
+    def must_match(self) -> list[str]:
+        """Strings an answer should contain verbatim to count as strong evidence."""
+        return list(dict.fromkeys([*self.quoted, *self.error_codes, *self.identifiers]))
+
+
+def _looks_like_identifier(word: str) -> bool:
+    """Code-shaped: snake_case, camelCase, PascalCase with inner capitals, dotted, or a call."""
+    core = word.removesuffix("()")
+    if word.endswith("()") or "." in core:
+        return True
+    if "_" in core.strip("_"):
+        return True
+    if core.startswith("__") and core.endswith("__"):
+        return True
+    # inner capital after a lower-case letter: camelCase / PascalCase compound
+    return bool(re.search(r"[a-z][A-Z]", core)) or bool(re.fullmatch(r"[A-Z]{2,}[a-z]+\w*", core))
+
+
+def classify_intent(raw: str, has_trace: bool) -> str:
+    text = raw.strip().lower()
+    if has_trace or re.search(
+        r"traceback|exception|error:|panicked at|stack trace|failed with", text
+    ):
+        return "fix-failure"
+    if re.match(r"(is it true|does|do|is|are|did|can)\b.*\?$", text) or text.startswith(
+        ("verify", "check whether", "check if", "is it true")
+    ):
+        return "verify"
+    if re.match(r"(why|how does|how do|how is|how are|explain|what does|what is)\b", text):
+        return "explain"
+    if re.match(r"(where|which file|find|locate|show me)\b", text):
+        return "find-file"
+    return "find-file"
+
+
+def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
+    quoted = [next(g for g in m.groups() if g) for m in _QUOTED_RE.finditer(raw)]
+    paths: list[str] = []
+    path_lines: dict[str, int] = {}
+    for m in _PATH_RE.finditer(raw):
+        p = m.group(1).strip(".")
+        if "/" not in p and "." not in p:
+            continue
+        paths.append(p)
+        if m.group(2):
+            path_lines[p] = int(m.group(2))
+    error_codes = list(dict.fromkeys(m.group(1) for m in _ERROR_CODE_RE.finditer(raw)))
+    identifiers = []
+    path_text = set(paths)
+    for m in _IDENT_RE.finditer(raw):
+        word = m.group(0)
+        if word in path_text or any(word in p for p in path_text):
+            continue
+        if _looks_like_identifier(word):
+            identifiers.append(word.removesuffix("()"))
+    for q in quoted:
+        if re.fullmatch(r"[A-Za-z_][\w.]*", q):
+            identifiers.append(q)
+    identifiers = list(dict.fromkeys(identifiers))
+    has_trace = bool(
+        re.search(r'File "[^"]+", line \d+|^\s+at \S+\(|\.go:\d+|\.rs:\d+:\d+', raw, re.M)
+    )
+    resolved_intent = intent if intent != "auto" else classify_intent(raw, has_trace)
+
+    terms: list[str] = []
+    for t in code_terms(raw):
+        if t in STOPWORDS or len(t) < 2:
+            continue
+        terms.append(t)
+    # Verbatim names weigh more than the words around them: repeat them once more, whole
+    # and in parts, so Tantivy's query boosts favour chunks that hold the exact name.
+    for ident in identifiers:
+        for part in ident.split("."):
+            whole = part.lower().strip("_")
+            if whole:
+                terms.append(whole)
+                terms.extend(p for p in split_identifier(part) if p not in STOPWORDS)
+    for code in error_codes:
+        terms.append(code.lower())
+    lower_words = set(re.findall(r"[a-z]+", raw.lower()))
+    return QueryAnalysis(
+        raw=raw,
+        intent=resolved_intent,
+        identifiers=identifiers,
+        paths=list(dict.fromkeys(paths)),
+        path_lines=path_lines,
+        quoted=quoted,
+        error_codes=error_codes,
+        terms=terms,
+        about_tests=bool(lower_words & _TEST_WORDS),
+    )

@@ -1,0 +1,152 @@
+"""Recall: BM25, vectors and the structural channel, each returning its own ranking.
+
+Channels run in parallel (Tantivy and onnxruntime release the GIL). A channel that is switched
+off, not built yet or failing contributes nothing instead of failing the request; the reason
+lands in ``notes`` so the answer can say it degraded.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .config import Config
+from .embed import Embedder, EmbeddingCache
+from .lexical import LexicalIndex
+from .query import QueryAnalysis
+from .store import Store
+from .vectors import VectorIndex
+
+Ranking = list[tuple[int, float]]  # (chunk id, channel score), best first
+
+
+@dataclass(slots=True)
+class RecallResult:
+    channels: dict[str, Ranking] = field(default_factory=dict)
+    ms: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    # Structural relations of candidates to the editor state: chunk id -> relation tags.
+    relations: dict[int, set[str]] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class EditorState:
+    open_file: str | None
+    line: int | None
+
+
+_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="recall")
+
+
+def _timed(fn: Callable[[], Ranking]) -> tuple[Ranking, float]:
+    t0 = time.perf_counter()
+    out = fn()
+    return out, (time.perf_counter() - t0) * 1000
+
+
+def recall(
+    qa: QueryAnalysis,
+    editor: EditorState,
+    cfg: Config,
+    store: Store,
+    lexical: LexicalIndex | None,
+    vectors: VectorIndex | None,
+    embedder: Embedder | None,
+    cache: EmbeddingCache | None,
+) -> RecallResult:
+    res = RecallResult()
+    k = cfg.ranking.recall_k
+    futures = {}
+    if cfg.stages.lexical and lexical is not None:
+        futures["bm25"] = _POOL.submit(_timed, lambda: lexical.search(qa.terms, k))
+    query_vec: list[np.ndarray] = []
+    if cfg.stages.vectors:
+        if vectors is None or embedder is None or len(vectors) == 0:
+            res.notes.append("vectors unavailable: answered from BM25 and structure only")
+        else:
+
+            def _vec() -> Ranking:
+                q = embedder.embed_query(qa.raw)
+                query_vec.append(q)
+                return vectors.search(q, k)
+
+            futures["vector"] = _POOL.submit(_timed, _vec)
+    for name, fut in futures.items():
+        try:
+            ranking, ms = fut.result()
+        except Exception as exc:  # a broken channel degrades the answer, never fails it
+            res.notes.append(f"{name} channel failed: {exc}")
+            continue
+        res.channels[name] = ranking
+        res.ms[name] = ms
+
+    if cfg.stages.structural and editor.open_file:
+        t0 = time.perf_counter()
+        structural = _structural(editor, store, res.relations)
+        res.channels["structural"] = _order_structural(
+            structural, store, cache, query_vec[0] if query_vec else None, res
+        )
+        res.ms["structural"] = (time.perf_counter() - t0) * 1000
+    return res
+
+
+def _structural(editor: EditorState, store: Store, relations: dict[int, set[str]]) -> list[int]:
+    """Chunks of the files the open file imports and is imported by, and the 1-hop callees and
+    callers of the symbol under the cursor."""
+    assert editor.open_file is not None
+    ids: list[int] = []
+
+    def add(cid: int, tag: str) -> None:
+        relations.setdefault(cid, set()).add(tag)
+        ids.append(cid)
+
+    for path in store.imports_of(editor.open_file):
+        for sc in store.chunks_of(path):
+            add(sc.id, "imports")
+    for path in store.importers_of(editor.open_file):
+        for sc in store.chunks_of(path):
+            add(sc.id, "imported-by")
+    if editor.line is not None:
+        here = store.chunk_at(editor.open_file, editor.line)
+        if here is not None:
+            for sc in store.chunks_named(here.chunk.calls):
+                if sc.id != here.id:
+                    add(sc.id, "callee")
+            if here.name:
+                for cid in store.callers_of(here.name):
+                    if cid != here.id:
+                        add(cid, "caller")
+    return list(dict.fromkeys(ids))
+
+
+def _order_structural(
+    ids: list[int],
+    store: Store,
+    cache: EmbeddingCache | None,
+    query_vec: np.ndarray | None,
+    res: RecallResult,
+) -> Ranking:
+    """The structural channel has no score of its own: order its members by how close they are
+    to the question (cosine of cached chunk vectors), else by how the other channels ranked
+    them, so RRF gives its top ranks to the neighbours that matter."""
+    if not ids:
+        return []
+    if query_vec is not None and cache is not None:
+        chunks = store.get_chunks(ids)
+        keys = {cid: sc.emb_key for cid, sc in chunks.items() if sc.emb_key}
+        vecs = cache.get_many(list(set(keys.values())))
+        scored = []
+        for cid in ids:
+            v = vecs.get(keys.get(cid, ""))
+            scored.append((cid, float(np.dot(v, query_vec)) if v is not None else -1.0))
+        scored.sort(key=lambda x: -x[1])
+        return scored
+    other: dict[int, float] = {}
+    for ranking in res.channels.values():
+        for rank, (cid, _) in enumerate(ranking, 1):
+            other[cid] = max(other.get(cid, 0.0), 1.0 / rank)
+    return sorted(((cid, other.get(cid, 0.0)) for cid in ids), key=lambda x: -x[1])

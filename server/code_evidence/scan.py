@@ -1,0 +1,655 @@
+"""Workspace scan: which files the index holds, and how one file's text is loaded.
+
+The index must match the working tree as the user sees it. Inside a git repository git already
+knows that answer (tracked plus untracked, minus everything its ignore rules exclude, including
+``.git/info/exclude`` and the global excludes file), so one ``git ls-files`` call is both the
+most faithful and the fastest source. Outside git we walk the tree ourselves and apply the
+``.gitignore`` files we find, so a plain folder behaves the same way.
+
+On top of either list come our own rules: ``cfg.exclude``, secrets (never indexed, whatever
+the ignore files say), vendored code, obviously binary files and oversized files. Scanning only
+stats; contents are read later, one file at a time, by :func:`load_text`.
+"""
+
+from __future__ import annotations
+
+import codecs
+import fnmatch
+import logging
+import os
+import re
+import stat
+import subprocess
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pathspec
+
+from .config import IndexConfig
+
+log = logging.getLogger(__name__)
+
+VCS_DIRS = frozenset({".git", ".hg", ".svn"})
+VENDOR_DIRS = frozenset(
+    {
+        "node_modules",
+        "vendor",
+        "third_party",
+        "third-party",
+        "bower_components",
+        "site-packages",
+        ".venv",
+        "venv",
+    }
+)
+# Basename patterns (matched lower-cased). Public-key halves (id_rsa.pub) are caught too: they
+# are harmless, but a prefix rule never misses a renamed private key such as id_rsa_work.
+_SECRET_PATTERNS = (
+    ".env",
+    ".env.*",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    "*.keystore",
+    "*.jks",
+    "credentials",
+    "credentials.json",
+    ".npmrc",
+    ".pypirc",
+    ".netrc",
+    "*.kdbx",
+    "secrets.yaml",
+    "secrets.yml",
+    "service-account*.json",
+)
+# Templates that document which variables exist, without values: useful, and safe to index.
+_SECRET_ALLOWED = frozenset({".env.example", ".env.sample", ".env.template"})
+_SECRET_RE = re.compile("|".join(fnmatch.translate(p) for p in _SECRET_PATTERNS))
+
+# Extensions whose files are never source text; skipped from the name alone, without a read.
+BINARY_EXTENSIONS = frozenset(
+    {
+        # images and documents
+        "png", "jpg", "jpeg", "gif", "bmp", "ico", "icns", "webp", "tif", "tiff", "psd",
+        "pdf", "doc", "docx", "xls", "xlsx", "ppt", "pptx",
+        # archives and packages
+        "zip", "gz", "tgz", "bz2", "xz", "zst", "7z", "rar", "tar", "whl", "egg", "jar", "war",
+        "deb", "rpm", "dmg", "iso", "apk",
+        # compiled code
+        "so", "dylib", "dll", "exe", "o", "a", "lib", "obj", "class", "pyc", "pyo", "pyd",
+        "wasm",
+        # fonts and media
+        "woff", "woff2", "ttf", "otf", "eot", "mp3", "mp4", "wav", "ogg", "flac", "avi", "mov",
+        "mkv", "webm",
+        # databases, models and arrays
+        "sqlite", "sqlite3", "db", "onnx", "bin", "npy", "npz", "pkl", "pickle", "pt", "pth",
+        "ckpt", "safetensors", "h5", "hdf5", "parquet", "arrow", "feather",
+    }
+)  # fmt: skip
+
+MAX_EXAMPLES = 50
+BINARY_SNIFF_BYTES = 8192
+# A file is minified when its lines are long on average, or when most of its text sits on
+# over-long lines (a bundle with a short licence header still counts).
+MINIFIED_AVG_LINE = 500
+
+_LIST_TIMEOUT_S = 120.0
+_STATE_TIMEOUT_S = 30.0
+# Variables that would point git at some other repository than the workspace (set, e.g., when
+# we run inside a git hook).
+_GIT_LOCATION_VARS = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_PREFIX",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class GitState:
+    """Where the workspace stands in git. A non-repo is ``(False, None, None, None)``; a
+    detached HEAD has no branch; a repo without commits has no commit but names its unborn
+    branch."""
+
+    is_repo: bool
+    commit: str | None
+    branch: str | None
+    dirty: bool | None
+
+
+@dataclass(frozen=True, slots=True)
+class FileEntry:
+    path: str  # workspace-relative, POSIX separators
+    size: int
+    mtime_ns: int
+
+
+@dataclass(slots=True)
+class ScanResult:
+    """The files to index. ``skipped`` counts by reason; a directory pruned as a whole (a
+    vendor or excluded folder outside git) counts once, with a trailing ``/`` in examples."""
+
+    root: Path
+    git: GitState
+    files: list[FileEntry]  # sorted by path
+    skipped: dict[str, int] = field(default_factory=dict)
+    skipped_examples: list[tuple[str, str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedText:
+    text: str  # line endings normalised to "\n"
+    encoding_errors: bool  # invalid UTF-8 was replaced by U+FFFD
+
+
+class SkipFile(Exception):
+    """A file that is not indexed after all; ``reason`` is a short stable token ("binary",
+    "too-large", "minified", "unreadable", "vanished", "not-regular", "outside-workspace")."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+
+
+# --------------------------------------------------------------------------------------------
+# git
+
+
+def _git_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in _GIT_LOCATION_VARS}
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    # Read-only use: never take index.lock (a refreshing `git status` would), so we cannot
+    # collide with the user's own git commands.
+    env["GIT_OPTIONAL_LOCKS"] = "0"
+    return env
+
+
+def _git(root: Path, *args: str, timeout: float = _STATE_TIMEOUT_S) -> bytes | None:
+    """stdout of one git command, or None when git is missing, fails or hangs.
+
+    ``safe.directory=*`` lets a checkout owned by another user work; in exchange we switch off
+    ``core.fsmonitor``, the one setting through which a plain ``status`` would run a command
+    configured inside that repository.
+    """
+    cmd = [
+        "git",
+        "-c",
+        "safe.directory=*",
+        "-c",
+        "core.fsmonitor=false",
+        "-C",
+        os.fspath(root),
+        *args,
+    ]
+    try:
+        proc = subprocess.run(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            env=_git_env(),
+            timeout=timeout,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        log.debug("git %s failed: %s", args[0] if args else "", exc)
+        return None
+    if proc.returncode != 0:
+        log.debug("git %s: rc=%s %s", args[0] if args else "", proc.returncode, proc.stderr[:500])
+        return None
+    return proc.stdout
+
+
+def _line(out: bytes | None) -> str | None:
+    if out is None:
+        return None
+    text = out.decode("utf-8", "replace").strip()
+    return text or None
+
+
+def git_state(root: Path) -> GitState:
+    if _git(root, "rev-parse", "--show-toplevel") is None:
+        return GitState(False, None, None, None)
+    commit = _line(_git(root, "rev-parse", "-q", "--verify", "HEAD^{commit}"))
+    branch = _line(_git(root, "symbolic-ref", "--short", "-q", "HEAD"))
+    status = _git(
+        root,
+        "status",
+        "--porcelain",
+        "-z",
+        "--untracked-files=normal",
+        "--ignore-submodules",
+    )
+    dirty = None if status is None else bool(status.strip(b"\0"))
+    return GitState(True, commit, branch, dirty)
+
+
+# --------------------------------------------------------------------------------------------
+# name-based rules
+
+
+def is_secret_path(path: str) -> bool:
+    """Whether the file's name marks it as holding credentials, wherever it sits."""
+    name = path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1].lower()
+    if name in _SECRET_ALLOWED:
+        return False
+    return _SECRET_RE.match(name) is not None
+
+
+def _is_binary_name(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    dot = name.rfind(".")
+    return dot > 0 and name[dot + 1 :].lower() in BINARY_EXTENSIONS
+
+
+def _valid_name(name: str) -> bool:
+    """False for names that are not valid UTF-8 on disk (decoded with surrogate escapes): they
+    cannot be stored, printed or sent as JSON faithfully."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _compile_spec(lines: Iterable[str]) -> pathspec.GitIgnoreSpec | None:
+    """A spec from gitignore lines, dropping any single line pathspec cannot parse (git itself
+    ignores malformed lines rather than rejecting the file)."""
+    lines = list(lines)
+    try:
+        spec = pathspec.GitIgnoreSpec.from_lines(lines)
+    except Exception:  # pathspec raises several error types for malformed patterns
+        good: list[str] = []
+        for line in lines:
+            try:
+                pathspec.GitIgnoreSpec.from_lines([line])
+            except Exception:
+                continue
+            good.append(line)
+        spec = pathspec.GitIgnoreSpec.from_lines(good)
+    return spec if len(spec) else None
+
+
+# --------------------------------------------------------------------------------------------
+# scanning
+
+
+class _Collector:
+    """Applies the shared rules to candidate paths and records files and skips."""
+
+    def __init__(self, root: Path, cfg: IndexConfig) -> None:
+        self.root = root
+        self.root_str = os.fspath(root)
+        self.cfg = cfg
+        self.exclude = _compile_spec(cfg.exclude) if cfg.exclude else None
+        self.files: dict[str, FileEntry] = {}
+        self.skipped: dict[str, int] = {}
+        self.examples: list[tuple[str, str]] = []
+        self.venv_dirs: set[str] = set()
+        self._dir_real: dict[str, bool] = {"": True}
+
+    def skip(self, path: str, reason: str) -> None:
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+        if len(self.examples) < MAX_EXAMPLES:
+            self.examples.append((path, reason))
+
+    def excluded(self, path: str) -> bool:
+        return self.exclude is not None and bool(self.exclude.check_file(path).include)
+
+    def _is_vendor(self, path: str) -> bool:
+        if self.cfg.include_vendor:
+            return False
+        parts = path.split("/")[:-1]
+        if any(p in VENDOR_DIRS for p in parts):
+            return True
+        if self.venv_dirs:
+            prefix = ""
+            for p in parts:
+                prefix = f"{prefix}/{p}" if prefix else p
+                if prefix in self.venv_dirs:
+                    return True
+        return False
+
+    def name_reason(self, path: str) -> str | None:
+        """The skip reason decidable from the path alone, in precedence order."""
+        if self.excluded(path):
+            return "ignored-config"
+        if is_secret_path(path):
+            return "secret"
+        if self._is_vendor(path):
+            return "vendor"
+        if _is_binary_name(path):
+            return "binary"
+        return None
+
+    def _inside(self, real: str) -> bool:
+        return real == self.root_str or real.startswith(self.root_str.rstrip("/") + "/")
+
+    def _parent_is_real(self, path: str) -> bool:
+        """Whether every folder above ``path`` is a real directory (no symlink), cached per
+        folder: git lists tracked files even after a folder above them became a symlink."""
+        parent = path.rpartition("/")[0]
+        known = self._dir_real.get(parent)
+        if known is not None:
+            return known
+        real = self._parent_is_real(parent)
+        if real:
+            try:
+                real = stat.S_ISDIR(os.lstat(os.path.join(self.root_str, parent)).st_mode)
+            except OSError:
+                real = False
+        self._dir_real[parent] = real
+        return real
+
+    def consider(self, path: str, check_parents: bool) -> None:
+        """Stat one candidate (once, plus once more for a symlink) and keep or skip it."""
+        if path in self.files:
+            return
+        reason = self.name_reason(path)
+        if reason is not None:
+            self.skip(path, reason)
+            return
+        full = os.path.join(self.root_str, path)
+        try:
+            st = os.lstat(full)
+        except (FileNotFoundError, NotADirectoryError):
+            return  # deleted but still tracked, or gone since listing: not in the working tree
+        except OSError:
+            self.skip(path, "unreadable")
+            return
+        via_link = stat.S_ISLNK(st.st_mode) or (check_parents and not self._parent_is_real(path))
+        if via_link:
+            real = os.path.realpath(full)
+            if not self._inside(real):
+                self.skip(path, "outside-workspace")
+                return
+            # A harmless-looking link must not smuggle in a secret.
+            if is_secret_path(real):
+                self.skip(path, "secret")
+                return
+            try:
+                st = os.stat(full)
+            except OSError:  # dangling link or a link loop
+                self.skip(path, "not-regular")
+                return
+        if not stat.S_ISREG(st.st_mode):
+            self.skip(path, "not-regular")
+            return
+        if st.st_size > self.cfg.max_file_bytes:
+            self.skip(path, "too-large")
+            return
+        self.files[path] = FileEntry(path, st.st_size, st.st_mtime_ns)
+
+    def result(self, git: GitState) -> ScanResult:
+        files = sorted(self.files.values(), key=lambda f: f.path)
+        return ScanResult(self.root, git, files, dict(self.skipped), list(self.examples))
+
+
+def _scan_git(col: _Collector) -> bool:
+    """Fill ``col`` from ``git ls-files``; False when git could not list the tree."""
+    out = _git(
+        col.root,
+        "ls-files",
+        "-z",
+        "--cached",
+        "--others",
+        "--exclude-standard",
+        timeout=_LIST_TIMEOUT_S,
+    )
+    if out is None:
+        return False
+    paths: list[str] = []
+    for raw in out.split(b"\0"):
+        if not raw:
+            continue
+        try:
+            path = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            col.skip(os.fsdecode(raw).encode("utf-8", "backslashreplace").decode(), "unreadable")
+            continue
+        if path.endswith("/"):  # an untracked nested repository, listed as a folder
+            col.skip(path, "not-regular")
+            continue
+        paths.append(path)
+    col.venv_dirs = {p.rpartition("/")[0] for p in paths if p.endswith("/pyvenv.cfg")}
+    for path in paths:
+        col.consider(path, check_parents=True)
+    return True
+
+
+class _IgnoreStack:
+    """The ``.gitignore`` files above one folder, outermost first, each with its folder."""
+
+    __slots__ = ("specs",)
+
+    def __init__(self, specs: tuple[tuple[str, pathspec.GitIgnoreSpec], ...] = ()) -> None:
+        self.specs = specs
+
+    def with_file(self, base: str, lines: list[str]) -> _IgnoreStack:
+        spec = _compile_spec(lines)
+        return _IgnoreStack((*self.specs, (base, spec))) if spec is not None else self
+
+    def ignored(self, path: str, is_dir: bool) -> bool:
+        # Deeper files override shallower ones; within a file the last match wins, which
+        # check_file already reports.
+        for base, spec in reversed(self.specs):
+            sub = path[len(base) + 1 :] if base else path
+            hit = spec.check_file(sub + "/" if is_dir else sub).include
+            if hit is not None:
+                return hit
+        return False
+
+
+def _read_ignore_file(path: str) -> list[str]:
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(1_000_000)
+    except OSError:
+        return []
+    return data.decode("utf-8", "replace").splitlines()
+
+
+def _scan_walk(col: _Collector) -> None:
+    """Walk the tree without following directory links, pruning ignored folders."""
+    root_str = col.root_str
+    seen_dirs: set[tuple[int, int]] = set()
+    try:
+        st = os.stat(root_str)
+        seen_dirs.add((st.st_dev, st.st_ino))
+    except OSError:
+        pass
+    stack: list[tuple[str, _IgnoreStack]] = [("", _IgnoreStack())]
+    while stack:
+        rel_dir, ignores = stack.pop()
+        abs_dir = os.path.join(root_str, rel_dir) if rel_dir else root_str
+        try:
+            with os.scandir(abs_dir) as it:
+                entries = list(it)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError:
+            col.skip(rel_dir + "/", "unreadable")
+            continue
+        names = {e.name for e in entries}
+        if rel_dir and "pyvenv.cfg" in names and not col.cfg.include_vendor:
+            col.skip(rel_dir + "/", "vendor")
+            continue
+        if ".gitignore" in names:
+            ignores = ignores.with_file(
+                rel_dir, _read_ignore_file(os.path.join(abs_dir, ".gitignore"))
+            )
+        for entry in entries:
+            name = entry.name
+            path = f"{rel_dir}/{name}" if rel_dir else name
+            if not _valid_name(name):
+                col.skip(path.encode("utf-8", "backslashreplace").decode(), "unreadable")
+                continue
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                col.skip(path, "unreadable")
+                continue
+            if name in VCS_DIRS:
+                continue  # a VCS folder, or a `.git` file pointing at one elsewhere
+            if ignores.ignored(path, is_dir):
+                continue
+            if not is_dir:
+                col.consider(path, check_parents=False)
+                continue
+            if col.excluded(path + "/"):
+                col.skip(path + "/", "ignored-config")
+                continue
+            if name in VENDOR_DIRS and not col.cfg.include_vendor:
+                col.skip(path + "/", "vendor")
+                continue
+            try:
+                dst = entry.stat(follow_symlinks=False)
+            except OSError:
+                col.skip(path + "/", "unreadable")
+                continue
+            key = (dst.st_dev, dst.st_ino)
+            if key in seen_dirs:  # a bind mount looping back into the tree
+                continue
+            seen_dirs.add(key)
+            stack.append((path, ignores))
+
+
+def scan_workspace(root: Path, cfg: IndexConfig) -> ScanResult:
+    """List the files to index under ``root``; reads no file contents."""
+    real_root = Path(os.path.realpath(root))
+    if not real_root.is_dir():
+        raise NotADirectoryError(f"workspace {os.fspath(root)!r} is not a directory")
+    git = git_state(real_root)
+    col = _Collector(real_root, cfg)
+    if git.is_repo and not _scan_git(col):
+        log.warning("git ls-files failed in %s; walking the folder instead", real_root)
+        col = _Collector(real_root, cfg)
+        _scan_walk(col)
+    elif not git.is_repo:
+        _scan_walk(col)
+    return col.result(git)
+
+
+# --------------------------------------------------------------------------------------------
+# loading one file
+
+
+def _decode(data: bytes) -> tuple[str, bool]:
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) and not data.startswith(
+        codecs.BOM_UTF32_LE
+    ):
+        # Windows tools still write UTF-16 with a BOM; its NUL bytes are not a sign of binary.
+        try:
+            return data.decode("utf-16"), False
+        except UnicodeDecodeError:
+            pass
+    if b"\0" in data[:BINARY_SNIFF_BYTES]:
+        raise SkipFile("binary")
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8) :]
+    try:
+        return data.decode("utf-8"), False
+    except UnicodeDecodeError:
+        return data.decode("utf-8", "replace"), True
+
+
+def _looks_minified(text: str, cfg: IndexConfig) -> bool:
+    if len(text) <= cfg.max_line_chars:
+        return False
+    lengths = [len(line) for line in text.split("\n")]
+    if max(lengths) <= cfg.max_line_chars:
+        return False
+    if text.endswith("\n"):
+        lengths.pop()
+    avg = len(text) / max(1, len(lengths))
+    long_chars = sum(n for n in lengths if n > cfg.max_line_chars)
+    return avg > MINIFIED_AVG_LINE or long_chars * 2 >= len(text)
+
+
+def load_text(root: Path, path: str, cfg: IndexConfig) -> LoadedText:
+    """The file's text for indexing, or :class:`SkipFile` saying why there is none.
+
+    The file may have changed since the scan, so size and type are checked again here.
+    """
+    root_real = os.path.realpath(root)
+    full = os.path.join(root_real, path)
+    real = os.path.realpath(full)
+    if not (real == root_real or real.startswith(root_real.rstrip("/") + "/")):
+        raise SkipFile("outside-workspace", path)
+    try:
+        # O_NONBLOCK: opening a FIFO must not hang; it is refused below as not a regular file.
+        fd = os.open(full, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except (FileNotFoundError, NotADirectoryError) as exc:
+        raise SkipFile("vanished", path) from exc
+    except OSError as exc:
+        raise SkipFile("unreadable", f"{path}: {exc.strerror or exc}") from exc
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise SkipFile("not-regular", path)
+        if st.st_size > cfg.max_file_bytes:
+            raise SkipFile("too-large", f"{path}: {st.st_size} bytes")
+        chunks: list[bytes] = []
+        remaining = cfg.max_file_bytes + 1
+        while remaining > 0:
+            block = os.read(fd, min(remaining, 1 << 20))
+            if not block:
+                break
+            chunks.append(block)
+            remaining -= len(block)
+    except OSError as exc:
+        raise SkipFile("unreadable", f"{path}: {exc.strerror or exc}") from exc
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > cfg.max_file_bytes:
+        raise SkipFile("too-large", f"{path}: grew past {cfg.max_file_bytes} bytes")
+    text, errors = _decode(data)
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if not cfg.include_generated and _looks_minified(text, cfg):
+        raise SkipFile("minified", path)
+    return LoadedText(text, errors)
+
+
+# --------------------------------------------------------------------------------------------
+# user paths
+
+
+def resolve_workspace_path(root: Path, user_path: str) -> str:
+    """A user's path (workspace-relative or absolute) as the workspace-relative POSIX path the
+    index uses; ``"."`` for the root itself. The file need not exist.
+
+    Containment is judged after resolving symlinks and ``..``; the returned name keeps a
+    symlinked file's own name when that is where it lives, because the scan indexes links under
+    their own path.
+    """
+    if not user_path or not user_path.strip():
+        raise ValueError("empty path")
+    if "\0" in user_path:
+        raise ValueError(f"path {user_path!r} contains a NUL byte")
+    root_real = os.path.realpath(root)
+    root_abs = os.path.abspath(root)
+    full = user_path if os.path.isabs(user_path) else os.path.join(root_real, user_path)
+    real = os.path.realpath(full)
+    if os.path.commonpath([real, root_real]) != root_real:
+        raise ValueError(
+            f"path {user_path!r} is outside the workspace {root_real} (resolves to {real})"
+        )
+    lexical = os.path.normpath(full)
+    for base in (root_real, root_abs):
+        rel = os.path.relpath(lexical, base)
+        if rel == ".." or rel.startswith("../"):
+            continue
+        if os.path.realpath(os.path.join(root_real, rel)) == real:
+            return Path(rel).as_posix()
+    return Path(os.path.relpath(real, root_real)).as_posix()

@@ -1,0 +1,329 @@
+"""SQLite store: the source of truth for files, chunks, import edges and call names.
+
+Tantivy and USearch are derived from it. Every update is one transaction that also raises the
+``derived_dirty`` flag; the flag is cleared only after the derived indexes are committed, so a
+crash at any point is detected on the next open and the derived indexes are rebuilt from here
+instead of serving a half state.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from .schema import Chunk
+
+SCHEMA_VERSION = "3"
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    content_hash TEXT NOT NULL,
+    language TEXT,
+    imports TEXT NOT NULL DEFAULT '[]',
+    encoding_errors INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    path TEXT NOT NULL,
+    start INTEGER NOT NULL,
+    end INTEGER NOT NULL,
+    symbol TEXT NOT NULL,
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    language TEXT NOT NULL,
+    text TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    calls TEXT NOT NULL DEFAULT '[]',
+    is_test INTEGER NOT NULL DEFAULT 0,
+    is_generated INTEGER NOT NULL DEFAULT 0,
+    is_vendor INTEGER NOT NULL DEFAULT 0,
+    emb_key TEXT
+);
+CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
+CREATE INDEX IF NOT EXISTS chunks_name ON chunks(name);
+CREATE TABLE IF NOT EXISTS calls (chunk_id INTEGER NOT NULL, name TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS calls_name ON calls(name);
+CREATE INDEX IF NOT EXISTS calls_chunk ON calls(chunk_id);
+CREATE TABLE IF NOT EXISTS import_edges (src TEXT NOT NULL, dst TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS import_src ON import_edges(src);
+CREATE INDEX IF NOT EXISTS import_dst ON import_edges(dst);
+"""
+
+
+class StoreCorrupt(RuntimeError):
+    """The database file is not a usable index; the caller deletes and rebuilds it."""
+
+
+@dataclass(frozen=True, slots=True)
+class FileRow:
+    path: str
+    size: int
+    mtime_ns: int
+    content_hash: str
+    language: str | None
+    imports: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredChunk:
+    """A chunk as stored, with its row id (the key in the lexical and vector indexes)."""
+
+    id: int
+    chunk: Chunk
+    emb_key: str | None
+
+    @property
+    def name(self) -> str:
+        return symbol_name(self.chunk.symbol)
+
+
+def symbol_name(symbol: str) -> str:
+    """The last component of a qualified symbol: what call sites name."""
+    return symbol.rsplit(".", 1)[-1] if symbol else ""
+
+
+_CHUNK_COLS = (
+    "id, path, start, end, symbol, kind, language, text, hash, calls, "
+    "is_test, is_generated, is_vendor, emb_key"
+)
+
+
+def _row_to_chunk(row: sqlite3.Row | tuple) -> StoredChunk:
+    (cid, path, start, end, symbol, kind, language, text, hsh, calls, t, g, v, emb) = row
+    return StoredChunk(
+        id=cid,
+        chunk=Chunk(
+            path=path,
+            start=start,
+            end=end,
+            symbol=symbol,
+            kind=kind,
+            language=language,
+            text=text,
+            hash=hsh,
+            calls=tuple(json.loads(calls)),
+            is_test=bool(t),
+            is_generated=bool(g),
+            is_vendor=bool(v),
+        ),
+        emb_key=emb,
+    )
+
+
+class Store:
+    def __init__(self, path: Path, read_only: bool = False) -> None:
+        self.path = path
+        self.read_only = read_only
+        try:
+            if read_only:
+                uri = f"file:{path}?mode=ro"
+                self.db = sqlite3.connect(uri, uri=True, timeout=30, check_same_thread=False)
+            else:
+                self.db = sqlite3.connect(path, timeout=30, check_same_thread=False)
+                self.db.execute("PRAGMA journal_mode=WAL")
+                self.db.execute("PRAGMA synchronous=NORMAL")
+                self.db.executescript(_DDL)
+                version = self.get_meta("schema_version")
+                if version is None:
+                    self.set_meta_now({"schema_version": SCHEMA_VERSION})
+                elif version != SCHEMA_VERSION:
+                    raise StoreCorrupt(
+                        f"index schema {version}, this version needs {SCHEMA_VERSION}"
+                    )
+            self.db.execute("SELECT count(*) FROM chunks").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise StoreCorrupt(f"{path}: {exc}") from exc
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- meta ---------------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return None if row is None else row[0]
+
+    def set_meta_now(self, values: dict[str, str | None]) -> None:
+        with self.transaction():
+            self._set_meta(values)
+
+    def _set_meta(self, values: dict[str, str | None]) -> None:
+        self.db.executemany(
+            "INSERT INTO meta(key, value) VALUES(?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+            list(values.items()),
+        )
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.rollback()
+            raise
+        self.db.commit()
+
+    # -- files --------------------------------------------------------------
+    def files(self) -> dict[str, FileRow]:
+        rows = self.db.execute(
+            "SELECT path, size, mtime_ns, content_hash, language, imports FROM files"
+        ).fetchall()
+        return {r[0]: FileRow(r[0], r[1], r[2], r[3], r[4], tuple(json.loads(r[5]))) for r in rows}
+
+    def chunks_of(self, path: str) -> list[StoredChunk]:
+        rows = self.db.execute(
+            f"SELECT {_CHUNK_COLS} FROM chunks WHERE path=? ORDER BY start", (path,)
+        ).fetchall()
+        return [_row_to_chunk(r) for r in rows]
+
+    def get_chunks(self, ids: Iterable[int]) -> dict[int, StoredChunk]:
+        out: dict[int, StoredChunk] = {}
+        id_list = list(dict.fromkeys(ids))
+        for i in range(0, len(id_list), 500):
+            part = id_list[i : i + 500]
+            marks = ",".join("?" * len(part))
+            for r in self.db.execute(
+                f"SELECT {_CHUNK_COLS} FROM chunks WHERE id IN ({marks})", part
+            ):
+                sc = _row_to_chunk(r)
+                out[sc.id] = sc
+        return out
+
+    def all_chunks(self) -> Iterator[StoredChunk]:
+        for r in self.db.execute(f"SELECT {_CHUNK_COLS} FROM chunks ORDER BY id"):
+            yield _row_to_chunk(r)
+
+    def counts(self) -> tuple[int, int]:
+        files = self.db.execute("SELECT count(*) FROM files").fetchone()[0]
+        chunks = self.db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        return files, chunks
+
+    def replace_file(
+        self,
+        row: FileRow,
+        keep_ids: Sequence[int],
+        new_chunks: Sequence[tuple[Chunk, str | None]],
+        encoding_errors: bool = False,
+    ) -> tuple[list[int], list[int]]:
+        """Within the caller's transaction: upsert a file, keep the chunk rows in ``keep_ids``,
+        delete its other chunks, insert ``new_chunks``. Returns (removed ids, added ids)."""
+        old = [r[0] for r in self.db.execute("SELECT id FROM chunks WHERE path=?", (row.path,))]
+        keep = set(keep_ids)
+        removed = [cid for cid in old if cid not in keep]
+        self._delete_chunk_ids(removed)
+        self.db.execute(
+            "INSERT INTO files(path, size, mtime_ns, content_hash, language, imports, "
+            "encoding_errors) VALUES(?,?,?,?,?,?,?) ON CONFLICT(path) DO UPDATE SET "
+            "size=excluded.size, mtime_ns=excluded.mtime_ns, content_hash=excluded.content_hash, "
+            "language=excluded.language, imports=excluded.imports, "
+            "encoding_errors=excluded.encoding_errors",
+            (
+                row.path,
+                row.size,
+                row.mtime_ns,
+                row.content_hash,
+                row.language,
+                json.dumps(list(row.imports)),
+                int(encoding_errors),
+            ),
+        )
+        added: list[int] = []
+        for chunk, emb_key in new_chunks:
+            cur = self.db.execute(
+                "INSERT INTO chunks(path, start, end, symbol, name, kind, language, text, hash, "
+                "calls, is_test, is_generated, is_vendor, emb_key) "
+                "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    chunk.path,
+                    chunk.start,
+                    chunk.end,
+                    chunk.symbol,
+                    symbol_name(chunk.symbol),
+                    chunk.kind,
+                    chunk.language,
+                    chunk.text,
+                    chunk.hash,
+                    json.dumps(list(chunk.calls)),
+                    int(chunk.is_test),
+                    int(chunk.is_generated),
+                    int(chunk.is_vendor),
+                    emb_key,
+                ),
+            )
+            cid = int(cur.lastrowid or 0)
+            added.append(cid)
+            if chunk.calls:
+                self.db.executemany(
+                    "INSERT INTO calls(chunk_id, name) VALUES(?, ?)",
+                    [(cid, name) for name in chunk.calls],
+                )
+        return removed, added
+
+    def touch_file(self, path: str, size: int, mtime_ns: int) -> None:
+        """Content unchanged, only the stat changed (a checkout rewrote the same bytes)."""
+        self.db.execute("UPDATE files SET size=?, mtime_ns=? WHERE path=?", (size, mtime_ns, path))
+
+    def remove_file(self, path: str) -> list[int]:
+        ids = [r[0] for r in self.db.execute("SELECT id FROM chunks WHERE path=?", (path,))]
+        self._delete_chunk_ids(ids)
+        self.db.execute("DELETE FROM files WHERE path=?", (path,))
+        self.db.execute("DELETE FROM import_edges WHERE src=?", (path,))
+        return ids
+
+    def _delete_chunk_ids(self, ids: Sequence[int]) -> None:
+        for i in range(0, len(ids), 500):
+            part = list(ids[i : i + 500])
+            marks = ",".join("?" * len(part))
+            self.db.execute(f"DELETE FROM chunks WHERE id IN ({marks})", part)
+            self.db.execute(f"DELETE FROM calls WHERE chunk_id IN ({marks})", part)
+
+    # -- graph --------------------------------------------------------------
+    def set_import_edges(self, edges: Iterable[tuple[str, str]]) -> None:
+        """Within the caller's transaction: replace every import edge (cheap; resolution
+        depends on the whole file set, so it is recomputed on every pass with changes)."""
+        self.db.execute("DELETE FROM import_edges")
+        self.db.executemany("INSERT INTO import_edges(src, dst) VALUES(?, ?)", list(edges))
+
+    def imports_of(self, path: str) -> list[str]:
+        return [r[0] for r in self.db.execute("SELECT dst FROM import_edges WHERE src=?", (path,))]
+
+    def importers_of(self, path: str) -> list[str]:
+        return [r[0] for r in self.db.execute("SELECT src FROM import_edges WHERE dst=?", (path,))]
+
+    def chunks_named(self, names: Iterable[str], limit: int = 200) -> list[StoredChunk]:
+        """Definitions whose last symbol component is one of ``names``."""
+        name_list = [n for n in dict.fromkeys(names) if n]
+        if not name_list:
+            return []
+        marks = ",".join("?" * len(name_list))
+        rows = self.db.execute(
+            f"SELECT {_CHUNK_COLS} FROM chunks WHERE name IN ({marks}) LIMIT ?",
+            [*name_list, limit],
+        ).fetchall()
+        return [_row_to_chunk(r) for r in rows]
+
+    def callers_of(self, name: str, limit: int = 200) -> list[int]:
+        """Chunk ids whose code calls ``name``."""
+        return [
+            r[0]
+            for r in self.db.execute(
+                "SELECT DISTINCT chunk_id FROM calls WHERE name=? LIMIT ?", (name, limit)
+            )
+        ]
+
+    def chunk_at(self, path: str, line: int) -> StoredChunk | None:
+        """The innermost (shortest) chunk of ``path`` that contains ``line``."""
+        row = self.db.execute(
+            f"SELECT {_CHUNK_COLS} FROM chunks WHERE path=? AND start<=? AND end>=? "
+            "ORDER BY (end - start) LIMIT 1",
+            (path, line, line),
+        ).fetchone()
+        return None if row is None else _row_to_chunk(row)

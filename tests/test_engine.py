@@ -1,0 +1,236 @@
+"""The engine end to end on a real git repository: real tree-sitter, Tantivy, USearch, ONNX."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from code_evidence.engine import Engine, EngineError
+from code_evidence.schema import FindRequest
+from conftest import git
+
+
+def top_paths(result, n: int = 3) -> list[str]:
+    return [r.path for r in result.results[:n]]
+
+
+def test_index_reflects_git_working_tree(project: Path, tmp_path: Path) -> None:
+    with Engine(project, tmp_path / "idx") as eng:
+        report = eng.index()
+        paths = {row for row in eng.store.files()}
+        status = eng.status()
+    assert "src/shop/cart.py" in paths
+    assert "build/generated_cart.py" not in paths  # .gitignore
+    assert ".env" not in paths  # secret
+    assert "src/shop/shipping.py" not in paths  # only on the feature branch
+    assert report.skipped.get("secret") == 1
+    assert status.commit == git(project, "rev-parse", "HEAD")
+    assert status.branch == "main"
+    assert status.pending == 0
+    assert status.vectors == status.chunks > 0
+
+
+def test_exact_identifier_finds_its_definition_first(project: Path, tmp_path: Path) -> None:
+    with Engine(project, tmp_path / "idx") as eng:
+        res = eng.find(FindRequest("discount_for"))
+    top = res.results[0]
+    assert (top.path, top.symbol) == ("src/shop/pricing.py", "discount_for")
+    assert "exact-identifier" in top.reasons
+    assert top.text.startswith("def discount_for")
+    assert not res.insufficient
+
+
+def test_natural_language_question_ranks_the_right_function(project: Path, tmp_path: Path) -> None:
+    with Engine(project, tmp_path / "idx") as eng:
+        res = eng.find(FindRequest("where is the OAuth state checked"))
+    assert res.results[0].path == "src/shop/oauth.py"
+    assert res.results[0].symbol == "check_oauth_state"
+    assert {"bm25", "vector"} <= set(res.results[0].reasons)
+
+
+def test_open_file_brings_its_imports_forward(project: Path, tmp_path: Path) -> None:
+    with Engine(project, tmp_path / "idx") as eng:
+        plain = eng.find(FindRequest("how is the rate computed"))
+        with_open = eng.find(FindRequest("how is the rate computed", open_file="src/shop/cart.py"))
+    pricing = next(r for r in with_open.results if r.path == "src/shop/pricing.py")
+    assert "imports" in pricing.reasons
+    rank = [r.path for r in with_open.results].index("src/shop/pricing.py")
+    plain_rank = [r.path for r in plain.results].index("src/shop/pricing.py")
+    assert rank <= plain_rank
+    assert with_open.results[0].path == "src/shop/pricing.py"
+
+
+def test_cursor_line_adds_callers_and_callees(project: Path, tmp_path: Path) -> None:
+    with Engine(project, tmp_path / "idx") as eng:
+        eng.index()
+        line = next(
+            i
+            for i, text in enumerate((project / "src/shop/cart.py").read_text().splitlines(), 1)
+            if "def total" in text
+        )
+        res = eng.find(
+            FindRequest("voucher percentage", open_file="src/shop/cart.py", line=line, limit=20)
+        )
+    callee = next(r for r in res.results if r.symbol == "discount_for")
+    assert "callee" in callee.reasons
+
+
+def test_tests_rank_below_code_unless_asked(project: Path, tmp_path: Path) -> None:
+    with Engine(project, tmp_path / "idx") as eng:
+        code_q = eng.find(FindRequest("cart total with voucher"))
+        test_q = eng.find(FindRequest("test for cart total with voucher"))
+    assert code_q.results[0].path == "src/shop/cart.py"
+    assert test_q.results[0].path == "tests/test_cart.py"
+
+
+def test_incremental_update_reads_only_changed_files(project: Path, tmp_path: Path) -> None:
+    with Engine(project, tmp_path / "idx") as eng:
+        eng.index()
+        (project / "src/shop/storage.py").write_text(
+            (project / "src/shop/storage.py").read_text()
+            + "\n\ndef archive_orders(path: Path) -> None:\n"
+            + "    path.rename(path.with_suffix('.bak'))\n"
+        )
+        assert eng.status().pending == 1
+        report = eng.index()
+        assert (report.files_changed, report.files_removed) == (1, 0)
+        assert report.chunks_added == 1  # only the new function; the rest kept their ids
+        assert report.embedded == 1
+        res = eng.find(FindRequest("archive_orders"))
+        assert res.results[0].symbol == "archive_orders"
+        (project / "src/shop/storage.py").unlink()
+        report = eng.index()
+        assert report.files_removed == 1
+        assert all(
+            r.path != "src/shop/storage.py" for r in eng.find(FindRequest("save_json")).results
+        )
+
+
+def test_branch_switch_and_copy_reuse_embeddings(project: Path, tmp_path: Path) -> None:
+    with Engine(project, tmp_path / "idx") as eng:
+        eng.index()
+        git(project, "checkout", "-q", "feature")
+        report = eng.index()
+        assert report.files_changed == 1 and report.embedded <= 1
+        res = eng.find(FindRequest("shipping_cost"))
+        assert res.results[0].path == "src/shop/shipping.py"
+        assert res.branch == "feature"
+        assert res.commit == git(project, "rev-parse", "HEAD")
+    copy = tmp_path / "copy"
+    shutil.copytree(project, copy)
+    with Engine(copy, tmp_path / "idx-copy") as eng2:
+        report = eng2.index()
+    assert report.chunks_added > 0
+    assert report.embedded == 0  # the global content-addressed cache already had every chunk
+    assert report.vectors_from_cache == report.chunks_added
+
+
+def test_second_process_answers_read_only(project: Path, tmp_path: Path) -> None:
+    with Engine(project, tmp_path / "idx") as writer:
+        writer.index()
+        with Engine(project, tmp_path / "idx") as reader:
+            assert reader.read_only
+            res = reader.find(FindRequest("discount_for"))
+            assert res.index_mode == "read-only"
+            assert any("writer lock" in n for n in res.notes)
+            assert res.results[0].symbol == "discount_for"
+    with Engine(project, tmp_path / "idx") as again:
+        assert not again.read_only
+
+
+@pytest.mark.parametrize("damage", ["store", "lexical", "vectors", "half-written"])
+def test_corrupt_index_is_rebuilt(project: Path, tmp_path: Path, damage: str) -> None:
+    idx = tmp_path / "idx"
+    with Engine(project, idx) as eng:
+        eng.index()
+        chunks = eng.status().chunks
+    if damage == "store":
+        (idx / "store.sqlite").write_bytes(b"not a database" * 100)
+        for extra in ("store.sqlite-wal", "store.sqlite-shm"):
+            (idx / extra).unlink(missing_ok=True)
+    elif damage == "lexical":
+        for f in (idx / "lexical").iterdir():
+            if f.name.endswith(".json"):
+                f.write_text("{garbage")
+    elif damage == "vectors":
+        (idx / "vectors.usearch").write_bytes(os.urandom(64))
+    else:  # a crash between the store transaction and the derived indexes
+        with Engine(project, idx) as eng:
+            eng.store.set_meta_now({"derived_dirty": "1"})
+            eng.lexical.clear()
+            eng.lexical.commit()
+    with Engine(project, idx) as eng:
+        assert eng.notes, "the repair must be reported"
+        res = eng.find(FindRequest("check_oauth_state"))
+        assert res.results[0].symbol == "check_oauth_state"
+        assert eng.status().chunks == chunks
+        assert eng.status().vectors == chunks
+
+
+def test_not_a_git_repository(tmp_path: Path) -> None:
+    ws = tmp_path / "plain"
+    ws.mkdir()
+    (ws / "notes.py").write_text("def remember(thing):\n    return [thing]\n")
+    with Engine(ws, tmp_path / "idx") as eng:
+        res = eng.find(FindRequest("remember"))
+    assert res.commit is None and res.branch is None
+    assert res.results[0].symbol == "remember"
+
+
+def test_bad_inputs_are_clear_and_harmless(project: Path, tmp_path: Path) -> None:
+    with pytest.raises(EngineError, match="not found"):
+        Engine(tmp_path / "missing", tmp_path / "idx0")
+    (project / "blob.py").write_bytes(b"\x00\x01binary\x00" * 50)
+    (project / "latin.py").write_bytes(b"def caf\xe9_menu():\n    return 'cr\xe8me'\n")
+    (project / "empty.py").write_text("")
+    with Engine(project, tmp_path / "idx") as eng:
+        report = eng.index()
+        assert report.skipped.get("binary") == 1
+        with pytest.raises(EngineError, match="empty"):
+            eng.find(FindRequest("   "))
+        with pytest.raises(EngineError, match="outside"):
+            eng.find(FindRequest("cart", open_file="../../etc/passwd"))
+        res = eng.find(FindRequest("menu"))
+        assert any(r.path == "latin.py" for r in res.results)
+        before = eng.status()
+    with Engine(project, tmp_path / "idx") as eng:
+        assert eng.status().chunks == before.chunks
+
+
+def test_empty_repository(tmp_path: Path) -> None:
+    ws = tmp_path / "empty"
+    ws.mkdir()
+    git(ws, "init", "-q", "-b", "main")
+    with Engine(ws, tmp_path / "idx") as eng:
+        res = eng.find(FindRequest("anything at all"))
+        status = eng.status()
+    assert res.results == []
+    assert res.insufficient
+    assert status.commit is None and status.branch == "main"
+
+
+def test_weak_evidence_is_flagged_not_hidden(project: Path, tmp_path: Path) -> None:
+    with Engine(project, tmp_path / "idx") as eng:
+        res = eng.find(FindRequest('where do we raise "KafkaRebalanceTimeout"', limit=5))
+    assert res.insufficient
+    assert res.insufficient_reason and "KafkaRebalanceTimeout" in res.insufficient_reason
+    assert len(res.results) == 5  # the ranked list is still there for the caller
+    assert res.context.tokens <= res.context.budget
+
+
+def test_context_pack_respects_budget_and_reports_drops(project: Path, tmp_path: Path) -> None:
+    with Engine(project, tmp_path / "idx") as eng:
+        res = eng.find(FindRequest("cart total voucher discount", budget_tokens=120))
+        assert 0 < res.context.tokens <= 120
+        assert res.context.text.startswith("# ")
+        assert res.context.dropped and {d.reason for d in res.context.dropped} <= {
+            "budget",
+            "duplicate",
+            "per-file-quota",
+            "max-blocks",
+            "weak-evidence",
+        }
+        assert eng.embedder.count_tokens(res.context.text) == res.context.tokens
