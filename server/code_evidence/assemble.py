@@ -77,7 +77,10 @@ def assemble_context(
     max_blocks: int = 20,
 ) -> ContextPack:
     """Best first into the budget. When evidence is weak, the pack holds only the single best
-    block (if it fits) so it is minimal rather than padded with guesses."""
+    block (if it fits) so it is minimal rather than padded with guesses. Only the first
+    ``2 * max_blocks`` candidates are considered, so ``dropped`` lists near misses, not the
+    whole recall tail."""
+    ranked = ranked[: 2 * max_blocks]
     dropped: list[Dropped] = []
     blocks: list[tuple[str, int, int, str, str]] = []  # path, start, end, symbol, text
     per_file: dict[str, int] = {}

@@ -102,6 +102,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("code-evidence: interrupted; the index keeps what was committed", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `code-evidence find ... | head`: the reader left, not an error
+        sys.stderr.close()
+        return 0
 
 
 def _cmd_index(engine: Engine, args: argparse.Namespace) -> int:

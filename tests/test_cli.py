@@ -1,0 +1,150 @@
+"""The CLI as a user runs it: a real subprocess, real output streams and exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import ROOT, git
+
+RESULT_KEYS = {
+    "query",
+    "workspace",
+    "commit",
+    "branch",
+    "results",
+    "context",
+    "confidence",
+    "insufficient",
+    "insufficient_reason",
+    "trace",
+}
+EVIDENCE_KEYS = {"path", "start", "end", "symbol", "kind", "language", "score", "reasons", "text"}
+
+
+def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
+    return subprocess.run(
+        [sys.executable, "-m", "code_evidence.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=300,
+    )
+
+
+def test_find_json_shape(project: Path, tmp_path: Path) -> None:
+    idx = str(tmp_path / "idx")
+    out = run_cli(
+        "find", "check_oauth_state", "--workspace", str(project), "--index-dir", idx, "--json"
+    )
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)  # exactly one JSON object on stdout
+    assert set(data) >= RESULT_KEYS
+    assert data["commit"] == git(project, "rev-parse", "HEAD") and data["branch"] == "main"
+    assert 0.0 <= data["confidence"] <= 1.0
+    first = data["results"][0]
+    assert set(first) >= EVIDENCE_KEYS
+    assert (first["path"], first["symbol"]) == ("src/shop/oauth.py", "check_oauth_state")
+    assert first["start"] >= 1 and first["end"] >= first["start"]
+    assert set(data["context"]) >= {"text", "tokens", "budget", "dropped"}
+    for stage in data["trace"].values():
+        assert set(stage) == {"candidates", "ms"}
+    assert "recall.bm25" in data["trace"] and "recall.vector" in data["trace"]
+
+
+def test_human_output_lists_ranked_locations(project: Path, tmp_path: Path) -> None:
+    out = run_cli(
+        "find",
+        "voucher discount",
+        "--workspace",
+        str(project),
+        "--index-dir",
+        str(tmp_path / "idx"),
+        "--limit",
+        "3",
+    )
+    assert out.returncode == 0, out.stderr
+    ranked = [line for line in out.stdout.splitlines() if line[:3].strip().rstrip(".").isdigit()]
+    assert len(ranked) == 3
+    assert "src/shop/pricing.py:" in ranked[0]
+    assert "--- context" in out.stdout
+
+
+def test_batch_keeps_order_and_survives_bad_lines(project: Path, tmp_path: Path) -> None:
+    batch = tmp_path / "q.jsonl"
+    batch.write_text(
+        "\n".join(
+            [
+                json.dumps({"id": "a", "query": "discount_for"}),
+                "{not json",
+                json.dumps({"id": "c", "query": "   "}),
+                json.dumps({"id": "d", "query": "rate", "open_file": "src/shop/cart.py"}),
+                json.dumps({"id": "e", "query": "x", "open_file": "/etc/passwd"}),
+            ]
+        )
+    )
+    out = run_cli(
+        "find",
+        "--batch",
+        str(batch),
+        "--workspace",
+        str(project),
+        "--index-dir",
+        str(tmp_path / "idx"),
+        "--quiet",
+    )
+    assert out.returncode == 0, out.stderr
+    rows = [json.loads(line) for line in out.stdout.splitlines()]
+    assert [r["id"] for r in rows] == ["a", 2, "c", "d", "e"]
+    assert rows[0]["results"][0]["symbol"] == "discount_for"
+    assert "error" in rows[1] and "error" in rows[2] and "empty" in rows[2]["error"]
+    assert rows[3]["results"] and "error" not in rows[3]
+    assert "outside" in rows[4]["error"]
+
+
+def test_errors_are_clear_with_exit_code_2(project: Path, tmp_path: Path) -> None:
+    missing = run_cli("find", "x", "--workspace", str(tmp_path / "nope"))
+    assert missing.returncode == 2
+    assert "workspace not found" in missing.stderr
+    assert "Traceback" not in missing.stderr
+    idx = str(tmp_path / "idx")
+    blank = run_cli("find", "   ", "--workspace", str(project), "--index-dir", idx)
+    assert blank.returncode == 2 and "empty" in blank.stderr
+    outside = run_cli(
+        "find", "cart", "--workspace", str(project), "--index-dir", idx, "--open-file", "../x.py"
+    )
+    assert outside.returncode == 2 and "outside" in outside.stderr
+    bad_cfg = project / ".code-evidence.toml"
+    bad_cfg.write_text("[index]\nmax_file_byts = 10\n")
+    cfg = run_cli("index", "--workspace", str(project), "--index-dir", idx)
+    assert cfg.returncode == 2 and "max_file_byts" in cfg.stderr
+
+
+def test_index_then_status(project: Path, tmp_path: Path) -> None:
+    idx = str(tmp_path / "idx")
+    out = run_cli("index", "--workspace", str(project), "--index-dir", idx, "--json")
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["files_changed"] > 0 and report["skipped"].get("secret") == 1
+    assert report["chunks_total"] > 10
+    status = run_cli("status", "--workspace", str(project), "--index-dir", idx, "--json")
+    data = json.loads(status.stdout)
+    assert data["pending"] == 0 and data["chunks"] == report["chunks_total"]
+    assert data["commit"] == git(project, "rev-parse", "HEAD")
+    assert data["model"] and data["index_bytes"] > 0
+    (project / "src/shop/pricing.py").write_text("def gone():\n    pass\n")
+    status = run_cli("status", "--workspace", str(project), "--index-dir", idx)
+    assert "1 files pending" in status.stdout
+
+
+def test_default_index_dir_is_outside_the_workspace(project: Path) -> None:
+    out = run_cli("status", "--json", cwd=project)
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert not data["index_dir"].startswith(str(project))
+    assert Path(data["index_dir"]).name.startswith("shop-")
