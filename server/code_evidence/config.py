@@ -29,7 +29,6 @@ class IndexConfig:
     window_lines: int = 60  # line windows for files without a grammar
     window_overlap: int = 10
     max_chunk_lines: int = 150  # a class or function longer than this is split
-    small_chunk_lines: int = 3  # top-level statements shorter than this are grouped
 
 
 @dataclass(slots=True)

@@ -1,0 +1,285 @@
+"""Map raw import specifiers (as ``chunk.py`` records them) to files of the workspace.
+
+The import graph feeds structural retrieval: "what does this file depend on, who depends on
+it". Only edges to files we indexed matter, so every specifier is resolved against the set of
+known paths and anything else (standard library, third-party packages) is dropped. No file is
+read here: resolution is pure path arithmetic over lookup tables built once per index pass.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import threading
+from collections import defaultdict
+from collections.abc import Collection, Iterable, Sequence
+
+_JS_EXTS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
+# TypeScript ESM code imports "./x.js" and means "./x.ts".
+_JS_RUNTIME_EXTS = (".js", ".jsx", ".mjs", ".cjs")
+
+
+def _parent_dirs(path: str) -> list[str]:
+    out: list[str] = []
+    d = posixpath.dirname(path)
+    while d:
+        out.append(d)
+        d = posixpath.dirname(d)
+    return out
+
+
+class ImportResolver:
+    """Resolves specifiers against one fixed set of workspace paths.
+
+    Build it once per index pass: the constructor indexes every path by its module-style
+    suffixes so each lookup is a dict hit, not a scan.
+    """
+
+    def __init__(self, known_paths: Iterable[str]) -> None:
+        self.known: frozenset[str] = frozenset(known_paths)
+        # Python: dotted suffix ("flask.app") -> files that could be that module.
+        self._py: dict[str, list[str]] = defaultdict(list)
+        # Go: directory -> non-test .go files; Java: directory -> .java files.
+        self._go_dirs: dict[str, list[str]] = defaultdict(list)
+        self._java_dirs: dict[str, list[str]] = defaultdict(list)
+        # Java: "Y.java" -> paths, narrowed by suffix at lookup time.
+        self._java_names: dict[str, list[str]] = defaultdict(list)
+        # Rust: crate name (dashes as underscores) -> its src directory.
+        self._rust_crates: dict[str, str] = {}
+        for path in sorted(self.known):
+            stem, ext = posixpath.splitext(path)
+            if ext in (".py", ".pyi"):
+                parts = stem.split("/")
+                if parts[-1] == "__init__":
+                    parts.pop()
+                for i in range(len(parts)):
+                    # "flask.app" is importable from src/ only if src/ is not itself a package;
+                    # otherwise stdlib names ("json") would hit every same-named submodule.
+                    if i and self._is_package("/".join(parts[:i])):
+                        continue
+                    self._py[".".join(parts[i:])].append(path)
+            elif ext == ".go":
+                if not path.endswith("_test.go"):
+                    self._go_dirs[posixpath.dirname(path)].append(path)
+            elif ext == ".java":
+                self._java_dirs[posixpath.dirname(path)].append(path)
+                self._java_names[posixpath.basename(path)].append(path)
+            elif ext == ".rs" and posixpath.basename(path) in ("lib.rs", "main.rs"):
+                src = posixpath.dirname(path)
+                if posixpath.basename(src) == "src":
+                    crate_dir = posixpath.dirname(src)
+                    name = posixpath.basename(crate_dir).replace("-", "_")
+                    if name and (name not in self._rust_crates or path.endswith("lib.rs")):
+                        self._rust_crates[name] = src
+
+    def _is_package(self, directory: str) -> bool:
+        return f"{directory}/__init__.py" in self.known or f"{directory}/__init__.pyi" in self.known
+
+    def resolve(self, path: str, language: str, specs: Sequence[str]) -> list[str]:
+        """Known files that ``specs`` of ``path`` refer to, in specifier order, without
+        duplicates and never ``path`` itself."""
+        out: dict[str, None] = {}
+        for spec in specs:
+            if not spec:
+                continue
+            for target in self._resolve_one(path, language, spec):
+                if target != path:
+                    out[target] = None
+        return list(out)
+
+    def _resolve_one(self, path: str, language: str, spec: str) -> list[str]:
+        if language == "python":
+            return self._python(path, spec)
+        if language in ("javascript", "typescript", "tsx"):
+            return self._js(path, spec)
+        if language == "go":
+            return self._go(spec)
+        if language == "rust":
+            return self._rust(path, spec)
+        if language == "java":
+            return self._java(spec)
+        return []
+
+    # ------------------------------------------------------------------ python
+
+    def _py_module_at(self, base: str, dotted: str) -> list[str]:
+        rel = dotted.replace(".", "/")
+        stem = posixpath.join(base, rel) if base else rel
+        for cand in (f"{stem}.py", f"{stem}/__init__.py", f"{stem}.pyi", f"{stem}/__init__.pyi"):
+            if cand in self.known:
+                return [cand]
+        return []
+
+    def _python(self, path: str, spec: str) -> list[str]:
+        if spec.startswith("."):
+            dots = len(spec) - len(spec.lstrip("."))
+            rest = spec[dots:]
+            base = posixpath.dirname(path)
+            for _ in range(dots - 1):
+                if not base:
+                    return []  # climbs above the workspace root
+                base = posixpath.dirname(base)
+            if not rest:
+                return self._py_module_at(base, "__init__")
+            return self._py_module_at(base, rest)
+        found = self._py_module_at("", spec)
+        if found:
+            return found
+        # A script outside any package has its own directory on sys.path: ``import helpers``.
+        here = posixpath.dirname(path)
+        if here and not self._is_package(here):
+            found = self._py_module_at(here, spec)
+            if found:
+                return found
+        # Source roots (src/, lib/, a monorepo's package dirs): the shallowest suffix match.
+        cands = self._py.get(spec, [])
+        if any(c.endswith(".py") for c in cands):
+            cands = [c for c in cands if c.endswith(".py")]
+        if not cands:
+            return []
+        best = min(c.count("/") for c in cands)
+        return [c for c in cands if c.count("/") == best]
+
+    # ------------------------------------------------------------------ javascript / typescript
+
+    def _js_probe(self, stem: str) -> list[str]:
+        """``stem`` as written, with each extension, then as a directory with an index file."""
+        if stem:
+            if stem in self.known and posixpath.splitext(stem)[1]:
+                return [stem]
+            base, ext = posixpath.splitext(stem)
+            if ext in _JS_RUNTIME_EXTS:
+                for e in (".ts", ".tsx", ".mts", ".cts"):
+                    if base + e in self.known:
+                        return [base + e]
+            for e in _JS_EXTS:
+                if stem + e in self.known:
+                    return [stem + e]
+        for e in _JS_EXTS:
+            cand = posixpath.join(stem, f"index{e}")
+            if cand in self.known:
+                return [cand]
+        return []
+
+    def _js(self, path: str, spec: str) -> list[str]:
+        spec = spec.split("?", 1)[0].split("#", 1)[0]
+        if spec.startswith(("./", "../")) or spec in (".", ".."):
+            joined = posixpath.normpath(posixpath.join(posixpath.dirname(path), spec))
+            if joined == ".." or joined.startswith("../"):
+                return []
+            return self._js_probe("" if joined == "." else joined)
+        if spec.startswith(("@/", "~/")):
+            # The common bundler alias for src/.
+            rest = posixpath.normpath(spec[2:])
+            return self._js_probe(f"src/{rest}") or self._js_probe(rest)
+        if spec.startswith(("/", "@")) or "/" not in spec:
+            return []  # absolute, a scoped package, or a bare package
+        # "src/utils" style (baseUrl-relative): only when it names a workspace file.
+        rest = posixpath.normpath(spec)
+        return [] if rest.startswith("..") else self._js_probe(rest)
+
+    # ------------------------------------------------------------------ go
+
+    def _go(self, spec: str) -> list[str]:
+        parts = [p for p in spec.split("/") if p]
+        if len(parts) <= 1:
+            # "fmt", "os": standard library unless the workspace has exactly that directory.
+            return list(self._go_dirs.get(spec, []))
+        # The module path prefix is unknown without go.mod; the longest directory suffix wins.
+        for i in range(len(parts)):
+            files = self._go_dirs.get("/".join(parts[i:]))
+            if files:
+                return list(files)
+        return []
+
+    # ------------------------------------------------------------------ rust
+
+    def _rust_src_root(self, path: str) -> str:
+        """The crate's source directory: the nearest ``src`` (or lib.rs/main.rs) above."""
+        for d in _parent_dirs(path):
+            if posixpath.basename(d) == "src":
+                return d
+            if f"{d}/lib.rs" in self.known or f"{d}/main.rs" in self.known:
+                return d
+        return "" if "lib.rs" in self.known or "main.rs" in self.known else "src"
+
+    def _rust_module_of(self, path: str, src: str) -> list[str]:
+        """Module path of a file inside its crate: ``src/a/b.rs`` -> ``[a, b]``."""
+        rel = path[len(src) + 1 :] if src and path.startswith(src + "/") else path
+        parts = posixpath.splitext(rel)[0].split("/")
+        if parts and parts[-1] in ("mod", "lib", "main"):
+            parts.pop()
+        return [p for p in parts if p]
+
+    def _rust_file(self, src: str, segs: list[str]) -> list[str]:
+        """The deepest file among ``segs``' prefixes: the tail may name an item, not a module."""
+        for n in range(len(segs), 0, -1):
+            stem = posixpath.join(src, *segs[:n]) if src else "/".join(segs[:n])
+            for cand in (f"{stem}.rs", f"{stem}/mod.rs"):
+                if cand in self.known:
+                    return [cand]
+        return []
+
+    def _rust(self, path: str, spec: str) -> list[str]:
+        segs = [s for s in spec.replace(" ", "").split("::") if s and s != "*"]
+        if not segs:
+            return []
+        head = segs[0]
+        if head in ("crate", "self", "super"):
+            src = self._rust_src_root(path)
+            if head == "crate":
+                return self._rust_file(src, segs[1:])
+            module = self._rust_module_of(path, src)
+            rest = segs[1:]
+            if head == "super":
+                while rest and rest[0] == "super":
+                    rest = rest[1:]
+                    module = module[:-1]
+                module = module[:-1]
+            return self._rust_file(src, module + rest)
+        crate_src = self._rust_crates.get(head)
+        if crate_src is not None:
+            return self._rust_file(crate_src, segs[1:])
+        return []
+
+    # ------------------------------------------------------------------ java
+
+    def _java(self, spec: str) -> list[str]:
+        parts = [p for p in spec.split(".") if p]
+        if not parts:
+            return []
+        if parts[-1] == "*":
+            suffix = "/".join(parts[:-1])
+            return [
+                f
+                for d, files in self._java_dirs.items()
+                if d == suffix or d.endswith("/" + suffix)
+                for f in files
+            ]
+        # "com.x.Y", or a static member / nested class one level below it.
+        for n in (len(parts), len(parts) - 1):
+            if n < 1:
+                break
+            rel = "/".join(parts[:n]) + ".java"
+            name = posixpath.basename(rel)
+            hits = [p for p in self._java_names.get(name, []) if p == rel or p.endswith("/" + rel)]
+            if hits:
+                return hits
+        return []
+
+
+_cache_lock = threading.Lock()
+_cached: ImportResolver | None = None
+
+
+def resolve_imports(
+    path: str, language: str, specs: Sequence[str], known_paths: Collection[str]
+) -> list[str]:
+    """One-off convenience over :class:`ImportResolver`; repeated calls with the same path set
+    reuse the last resolver instead of rebuilding its tables."""
+    global _cached
+    known = frozenset(known_paths)
+    with _cache_lock:
+        resolver = _cached
+        if resolver is None or resolver.known != known:
+            resolver = _cached = ImportResolver(known)
+    return resolver.resolve(path, language, specs)

@@ -1,0 +1,605 @@
+"""Chunking over real tree-sitter grammars: symbols, kinds, line ranges, imports and calls."""
+
+from __future__ import annotations
+
+import hashlib
+import textwrap
+
+import pytest
+
+from code_evidence.chunk import chunk_file, detect_language, file_flags
+from code_evidence.config import IndexConfig
+from code_evidence.schema import Chunk
+
+
+def _cfg(**kw: int) -> IndexConfig:
+    return IndexConfig(**kw)
+
+
+def _src(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")
+
+
+def _shape(chunks: list[Chunk]) -> list[tuple[int, int, str, str]]:
+    return [(c.start, c.end, c.kind, c.symbol) for c in chunks]
+
+
+def _by_symbol(chunks: list[Chunk], symbol: str) -> Chunk:
+    (found,) = [c for c in chunks if c.symbol == symbol]
+    return found
+
+
+def _check_text(chunks: list[Chunk], text: str) -> None:
+    lines = text.splitlines()
+    for c in chunks:
+        assert c.text == "\n".join(lines[c.start - 1 : c.end])
+
+
+PY = _src(
+    '''
+    """Module doc."""
+    from __future__ import annotations
+
+    import os.path
+    from . import json, views
+    from ..pkg.sub import thing as other
+
+    LIMIT = compute_limit()
+
+
+    # Helper comment stays with the function.
+    @decorator(arg)
+    def top(x):
+        def inner():
+            return helper(x)
+        return inner()
+
+
+    class Store(Base):
+        """Holds things."""
+
+        size = make_size()
+
+        @property
+        def total(self):
+            return self.items.count()
+
+        def add(self, item):
+            validate(item)
+            return Store()
+
+
+    if __name__ == "__main__":
+        main()
+    '''
+)
+
+
+def test_python_definitions_and_grouping() -> None:
+    chunks = chunk_file("pkg/mod.py", PY, _cfg())
+    assert _shape(chunks) == [
+        (1, 8, "module", ""),
+        (11, 16, "function", "top"),
+        (19, 22, "class", "Store"),
+        (24, 26, "method", "Store.total"),
+        (28, 30, "method", "Store.add"),
+        (33, 34, "module", ""),
+    ]
+    _check_text(chunks, PY)
+    assert all(c.language == "python" for c in chunks)
+    assert chunks[0].imports == (
+        "os.path",
+        ".json",
+        ".views",
+        "..pkg.sub",
+        "..pkg.sub.thing",
+    )
+    assert all(c.imports == chunks[0].imports for c in chunks)
+    top = _by_symbol(chunks, "top")
+    # Nested function stays inside; decorator and the comment above it are attached.
+    assert top.text.startswith("# Helper comment")
+    assert top.calls == ("decorator", "helper", "inner")
+    assert _by_symbol(chunks, "Store").calls == ("make_size",)
+    assert _by_symbol(chunks, "Store").text.startswith('class Store(Base):\n    """Holds')
+    total = _by_symbol(chunks, "Store.total")
+    assert total.text.lstrip().startswith("@property")
+    assert total.calls == ("count",)
+    assert _by_symbol(chunks, "Store.add").calls == ("validate", "Store")
+    assert chunks[0].calls == ("compute_limit",)
+    assert chunks[-1].calls == ("main",)
+
+
+def test_python_class_without_methods_and_members_after_methods() -> None:
+    text = _src(
+        """
+        class Plain:
+            a = 1
+            b = 2
+
+
+        class Mixed:
+            def first(self):
+                pass
+
+            later = property(first)
+
+            class Inner:
+                def deep(self):
+                    pass
+        """
+    )
+    chunks = chunk_file("m.py", text, _cfg())
+    assert _shape(chunks) == [
+        (1, 3, "class", "Plain"),
+        (6, 6, "class", "Mixed"),
+        (7, 8, "method", "Mixed.first"),
+        (10, 10, "class", "Mixed"),
+        (12, 12, "class", "Mixed.Inner"),
+        (13, 14, "method", "Mixed.Inner.deep"),
+    ]
+    assert chunks[3].calls == ("property",)
+
+
+def test_long_function_is_split_with_overlap() -> None:
+    body = "\n".join(f"    step_{i}()" for i in range(60))
+    text = f"def long():\n{body}\n"
+    chunks = chunk_file("long.py", text, _cfg(max_chunk_lines=25))
+    assert [(c.start, c.end) for c in chunks] == [(1, 25), (18, 42), (35, 59), (52, 61)]
+    assert {(c.kind, c.symbol) for c in chunks} == {("function", "long")}
+    assert all(c.end - c.start + 1 <= 25 for c in chunks)
+    assert chunks[1].calls[0] == "step_16"  # line 18 holds step_16
+    assert len({c.hash for c in chunks}) == 4
+    _check_text(chunks, text)
+
+
+def test_top_level_groups_break_at_max_lines() -> None:
+    text = "\n".join(f"X{i} = {i}" for i in range(50)) + "\n"
+    chunks = chunk_file("consts.py", text, _cfg(max_chunk_lines=20))
+    assert [(c.start, c.end, c.kind) for c in chunks] == [
+        (1, 20, "module"),
+        (21, 40, "module"),
+        (41, 50, "module"),
+    ]
+
+
+JS = _src(
+    """
+    import React, { useState } from "react";
+    import { helper } from "./utils";
+    const fs = require("fs");
+    export { thing } from "../shared/thing";
+
+    /** Adds two numbers. */
+    export function add(a, b) {
+      return sum(a, b);
+    }
+
+    export const double = (x) => multiply(x, 2);
+
+    const legacy = function () {
+      return fs.readFileSync("x");
+    };
+
+    export default class Widget extends Base {
+      static count = 0;
+
+      constructor(el) {
+        super(el);
+        this.init();
+      }
+
+      render() {
+        return new View(this.el);
+      }
+    }
+
+    legacy();
+    """
+)
+
+
+def test_javascript() -> None:
+    chunks = chunk_file("web/app.js", JS, _cfg())
+    assert detect_language("web/app.js") == "javascript"
+    assert _shape(chunks) == [
+        (1, 4, "module", ""),
+        (6, 9, "function", "add"),
+        (11, 11, "function", "double"),
+        (13, 15, "function", "legacy"),
+        (17, 18, "class", "Widget"),
+        (20, 23, "method", "Widget.constructor"),
+        (25, 27, "method", "Widget.render"),
+        (30, 30, "module", ""),
+    ]
+    _check_text(chunks, JS)
+    assert chunks[0].imports == ("react", "./utils", "fs", "../shared/thing")
+    assert chunks[0].calls == ("require",)
+    assert _by_symbol(chunks, "add").calls == ("sum",)
+    assert _by_symbol(chunks, "double").calls == ("multiply",)
+    assert _by_symbol(chunks, "legacy").calls == ("readFileSync",)
+    assert _by_symbol(chunks, "Widget.constructor").calls == ("init",)
+    assert _by_symbol(chunks, "Widget.render").calls == ("View",)
+    assert chunks[-1].calls == ("legacy",)
+
+
+TS = _src(
+    """
+    import type { Config } from "./config";
+    import fs = require("fs");
+
+    export interface Shape {
+      area(): number;
+    }
+
+    export type Id = string | number;
+
+    export enum Color {
+      Red,
+      Green,
+    }
+
+    export abstract class Base<T> implements Shape {
+      protected items: T[] = [];
+
+      @memo()
+      area(): number {
+        return Math.max(0, this.compute<T>());
+      }
+
+      handle = (e: Event): void => {
+        this.emit(e);
+      };
+    }
+    """
+)
+
+
+def test_typescript() -> None:
+    chunks = chunk_file("src/shape.ts", TS, _cfg())
+    assert _shape(chunks) == [
+        (1, 2, "module", ""),
+        (4, 6, "interface", "Shape"),
+        (8, 8, "type", "Id"),
+        (10, 13, "enum", "Color"),
+        (15, 16, "class", "Base"),
+        (18, 21, "method", "Base.area"),
+        (23, 25, "method", "Base.handle"),
+    ]
+    assert all(c.language == "typescript" for c in chunks)
+    assert chunks[0].imports == ("./config", "fs")
+    assert _by_symbol(chunks, "Base.area").calls == ("memo", "max", "compute")
+    assert _by_symbol(chunks, "Base.handle").calls == ("emit",)
+    tsx = chunk_file("src/App.tsx", "export const App = () => <div>{render()}</div>;\n", _cfg())
+    assert _shape(tsx) == [(1, 1, "function", "App")]
+    assert tsx[0].language == "tsx"
+    assert tsx[0].calls == ("render",)
+
+
+GO = _src(
+    """
+    package server
+
+    import (
+    \t"fmt"
+    \tstore "github.com/acme/app/internal/store"
+    )
+
+    // Server serves requests.
+    type Server struct {
+    \tdb *store.DB
+    }
+
+    type (
+    \tID int
+    \tHandler interface{ Serve() }
+    )
+
+    // Run starts the server.
+    func (s *Server) Run(port int) error {
+    \tfmt.Println(port)
+    \treturn s.db.Open()
+    }
+
+    func New[T any]() *Server {
+    \treturn &Server{db: store.Connect()}
+    }
+
+    var defaultPort = 8080
+    """
+)
+
+
+def test_go() -> None:
+    chunks = chunk_file("internal/server/server.go", GO, _cfg())
+    assert _shape(chunks) == [
+        (1, 6, "module", ""),
+        (8, 11, "struct", "Server"),
+        (13, 14, "type", "ID"),
+        (15, 16, "interface", "Handler"),
+        (18, 22, "method", "Server.Run"),
+        (24, 26, "function", "New"),
+        (28, 28, "module", ""),
+    ]
+    _check_text(chunks, GO)
+    assert chunks[0].imports == ("fmt", "github.com/acme/app/internal/store")
+    assert _by_symbol(chunks, "Server.Run").calls == ("Println", "Open")
+    assert _by_symbol(chunks, "New").calls == ("Connect",)
+
+
+RUST = _src(
+    """
+    use crate::config::{Config, loader::load as load_cfg, self};
+    use super::util::*;
+    use std::io;
+    mod parser;
+
+    /// A token.
+    #[derive(Debug)]
+    pub struct Token {
+        kind: Kind,
+    }
+
+    pub enum Kind {
+        Word,
+    }
+
+    impl Token {
+        /// Makes one.
+        pub fn new() -> Self {
+            let v = Vec::new();
+            v.len();
+            parse::<u8>(v);
+            println!("made");
+            Token { kind: Kind::Word }
+        }
+    }
+
+    pub trait Visit {
+        fn visit(&self);
+        fn done(&self) -> bool {
+            check(self)
+        }
+    }
+
+    mod helpers {
+        pub fn assist() {
+            crate::run();
+        }
+    }
+
+    fn main() {
+        Token::new();
+    }
+    """
+)
+
+
+def test_rust() -> None:
+    chunks = chunk_file("src/lib.rs", RUST, _cfg())
+    assert _shape(chunks) == [
+        (1, 4, "module", ""),
+        (6, 10, "struct", "Token"),
+        (12, 14, "enum", "Kind"),
+        (16, 16, "impl", "Token"),
+        (17, 24, "method", "Token.new"),
+        (27, 28, "trait", "Visit"),
+        (29, 31, "method", "Visit.done"),
+        (35, 37, "function", "helpers.assist"),
+        (40, 42, "function", "main"),
+    ]
+    _check_text(chunks, RUST)
+    assert chunks[0].imports == (
+        "crate::config::Config",
+        "crate::config::loader::load",
+        "crate::config",
+        "super::util",
+        "std::io",
+        "self::parser",
+    )
+    # Macros are not calls; turbofish and paths reduce to the bare name.
+    assert _by_symbol(chunks, "Token.new").calls == ("new", "len", "parse")
+    assert _by_symbol(chunks, "Visit.done").calls == ("check",)
+    assert _by_symbol(chunks, "helpers.assist").calls == ("run",)
+    assert _by_symbol(chunks, "main").calls == ("new",)
+
+
+JAVA = _src(
+    """
+    package com.acme.app;
+
+    import com.acme.store.Repo;
+    import static com.acme.util.Checks.require;
+    import java.util.*;
+
+    /** The service. */
+    @Service
+    public class UserService extends Base {
+        private final Repo repo;
+
+        public UserService(Repo repo) {
+            super();
+            this.repo = repo;
+        }
+
+        @Override
+        public User find(String id) {
+            require(id);
+            return repo.load(id).orElse(new User(id));
+        }
+
+        static class Cache {
+            void clear() {
+                map.clear();
+            }
+        }
+    }
+
+    interface Finder {
+        User find(String id);
+    }
+    """
+)
+
+
+def test_java() -> None:
+    chunks = chunk_file("src/main/java/com/acme/app/UserService.java", JAVA, _cfg())
+    assert _shape(chunks) == [
+        (1, 5, "module", ""),
+        (7, 10, "class", "UserService"),
+        (12, 15, "method", "UserService.UserService"),
+        (17, 21, "method", "UserService.find"),
+        (23, 23, "class", "UserService.Cache"),
+        (24, 26, "method", "UserService.Cache.clear"),
+        (30, 32, "interface", "Finder"),
+    ]
+    _check_text(chunks, JAVA)
+    assert chunks[0].imports == (
+        "com.acme.store.Repo",
+        "com.acme.util.Checks.require",
+        "java.util.*",
+    )
+    assert _by_symbol(chunks, "UserService.find").calls == ("require", "load", "orElse", "User")
+    assert _by_symbol(chunks, "UserService.UserService").calls == ()
+    assert _by_symbol(chunks, "UserService.Cache.clear").calls == ("clear",)
+
+
+def test_markdown_windows_use_headings() -> None:
+    text = "# Guide\n\nIntro.\n\n## Install\n" + "".join(f"step {i}\n" for i in range(30))
+    chunks = chunk_file("docs/guide.md", text, _cfg(window_lines=20, window_overlap=5))
+    assert detect_language("docs/guide.md") is None
+    assert [(c.start, c.end, c.kind, c.symbol) for c in chunks] == [
+        (1, 20, "window", "Guide"),
+        (16, 35, "window", "Install"),
+    ]
+    assert {c.language for c in chunks} == {"text"}
+    assert all(c.imports == () and c.calls == () for c in chunks)
+    _check_text(chunks, text)
+
+
+def test_plain_text_windows_skip_blank_regions() -> None:
+    text = "alpha\n" + "\n" * 30 + "omega\n"
+    chunks = chunk_file("notes.txt", text, _cfg(window_lines=10, window_overlap=0))
+    assert [(c.start, c.end, c.text) for c in chunks] == [(1, 1, "alpha"), (32, 32, "omega")]
+
+
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [
+        ("bad.py", bytes(range(256)).decode("utf-8", errors="replace") * 20),
+        ("bad.rs", (b"\xff\xfe\x00fn \x80{{{" * 300).decode("utf-8", errors="replace")),
+        ("empty.py", ""),
+        ("blank.go", "  \n\t\n\n"),
+        ("giant.js", "var a = " + "1 + " * 12_500 + "1;"),
+        ("giant.py", "x = '" + "y" * 50_000 + "'"),
+        ("crlf.java", "class A {\r\n  void m() {\r\n    n();\r\n  }\r\n}\r\n"),
+        ("comments.ts", "// only\n// comments\n/* here */\n"),
+        ("ff.py", "def a():\n    pass\n\x0c\ndef b():\n    c()\n"),
+        ("surrogate.py", "def a():\n    return '\udcff'\n"),
+        ("nul.java", "class A {\x00 void m() {} }"),
+        ("data.json", '{"a": 1}'),
+    ],
+)
+def test_odd_input_never_raises_and_lines_match(path: str, text: str) -> None:
+    chunks = chunk_file(path, text, _cfg())
+    if not text.strip():
+        assert chunks == []
+        return
+    assert chunks
+    _check_text(chunks, text)
+    n = len(text.splitlines())
+    assert all(1 <= c.start <= c.end <= n for c in chunks)
+
+
+def test_garbage_code_falls_back_to_windows() -> None:
+    text = bytes(range(256)).decode("utf-8", errors="replace") * 20
+    chunks = chunk_file("bad.py", text, _cfg())
+    assert {c.kind for c in chunks} == {"window"}
+
+
+def test_crlf_and_form_feed_line_numbers() -> None:
+    crlf = chunk_file("c.java", "class A {\r\n  void m() {\r\n    n();\r\n  }\r\n}\r\n", _cfg())
+    assert _shape(crlf) == [(1, 1, "class", "A"), (2, 4, "method", "A.m")]
+    assert crlf[1].text == "  void m() {\n    n();\n  }"
+    ff = chunk_file("f.py", "def a():\n    pass\n\x0c\ndef b():\n    c()\n", _cfg())
+    assert _shape(ff) == [(1, 2, "function", "a"), (5, 6, "function", "b")]
+
+
+def test_hash_is_content_addressed_and_path_dependent() -> None:
+    text = "def f():\n    return 1\n"
+    a = chunk_file("a/x.py", text, _cfg())[0]
+    again = chunk_file("a/x.py", "\n\n" + text, _cfg())[0]
+    other = chunk_file("b/x.py", text, _cfg())[0]
+    expected = hashlib.sha256(b"a/x.py\nf\nfunction\ndef f():\n    return 1").hexdigest()
+    assert a.hash == expected
+    assert again.hash == a.hash and (again.start, again.end) == (3, 4)
+    assert other.hash != a.hash
+
+
+def test_chunks_carry_file_flags() -> None:
+    chunks = chunk_file("tests/test_x.py", "def test_a():\n    assert f()\n", _cfg())
+    assert chunks[0].is_test and not chunks[0].is_generated and not chunks[0].is_vendor
+    gen = chunk_file(
+        "api/client.go", "// Code generated by protoc. DO NOT EDIT.\npackage api\n", _cfg()
+    )
+    assert gen[0].is_generated
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "flags"),
+    [
+        ("src/app.py", "x = 1\n", (False, False, False)),
+        ("tests/unit/helpers.py", "", (True, False, False)),
+        ("pkg/test_app.py", "", (True, False, False)),
+        ("pkg/app_test.py", "", (True, False, False)),
+        ("cmd/main_test.go", "", (True, False, False)),
+        ("web/__tests__/a.js", "", (True, False, False)),
+        ("web/button.test.tsx", "", (True, False, False)),
+        ("web/button.spec.ts", "", (True, False, False)),
+        ("spec/models/user_spec.rb", "", (True, False, False)),
+        ("src/test/java/com/x/FooTest.java", "", (True, False, False)),
+        ("src/main/java/com/x/FooTest.java", "", (True, False, False)),
+        ("conftest.py", "", (True, False, False)),
+        ("docs/spec.md", "", (False, False, False)),
+        ("src/contest.py", "", (False, False, False)),
+        ("src/latest_version.py", "", (False, False, False)),
+        ("gen/api.go", "// Code generated by x. DO NOT EDIT.\n", (False, True, False)),
+        ("gen/api.go", "// Code generated by x.\n", (False, False, False)),
+        ("lib/x.js", "/* @generated */\n", (False, True, False)),
+        ("lib/x.py", "# Auto-generated file\n", (False, True, False)),
+        ("lib/x.py", "\n\n\n\n\n\n# autogenerated on line 7\n", (False, False, False)),
+        ("static/app.min.js", "", (False, True, False)),
+        ("static/app.min.css", "", (False, True, False)),
+        ("proto/user_pb2.py", "", (False, True, False)),
+        ("api/user.pb.go", "", (False, True, False)),
+        ("src/schema.generated.ts", "", (False, True, False)),
+        ("lib/model.g.dart", "", (False, True, False)),
+        ("node_modules/react/index.js", "", (False, False, True)),
+        ("vendor/github.com/x/y.go", "", (False, False, True)),
+        ("third_party/lib/a.c", "", (False, False, True)),
+        ("third-party/lib/a.c", "", (False, False, True)),
+        (".venv/lib/site-packages/x.py", "", (False, False, True)),
+        ("web/bower_components/x.js", "", (False, False, True)),
+        ("node_modules/pkg/tests/x.test.js", "", (True, False, True)),
+    ],
+)
+def test_file_flags(path: str, text: str, flags: tuple[bool, bool, bool]) -> None:
+    assert file_flags(path, text) == flags
+
+
+def test_detect_language() -> None:
+    assert [
+        detect_language(p)
+        for p in ("a.py", "a.pyi", "a.mjs", "a.jsx", "a.ts", "a.tsx", "a.go", "a.rs", "A.java")
+    ] == [
+        "python",
+        "python",
+        "javascript",
+        "javascript",
+        "typescript",
+        "tsx",
+        "go",
+        "rust",
+        "java",
+    ]
+    assert detect_language("README.md") is None
+    assert detect_language("Makefile") is None
