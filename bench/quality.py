@@ -1,0 +1,708 @@
+#!/usr/bin/env python3
+"""Retrieval-quality benchmark: run the engine on every dev case, score it, compare stages.
+
+Each dataset workspace is indexed once; every stage configuration of the ablation then runs on
+that same index (stages are switched on ``eng.config.stages`` between ``find`` calls), so the
+deltas between rows come from the stages alone, not from different indexes. Only ``query`` and
+``open_file`` reach the engine; everything else in a case is a label.
+
+The metrics are the ones defined in the shared bench README. They are computed here (per case,
+so they can be grouped any way) and, for the ``full`` configuration, checked against the
+shared ``score.py`` run as a subprocess: a metric drift between the two is a bug in this file
+and stops the run.
+
+  PYTHONPATH=server python bench/quality.py --ws /tmp/bench-ws
+  PYTHONPATH=server python bench/quality.py --dataset click-8.3.0-commits --cases-limit 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, NamedTuple
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_SHARED = REPO.parent / "shared" / "bench"
+CACHE_ROOT = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "code-evidence-bench"
+DEFAULT_WS = CACHE_ROOT / "ws"
+DEFAULT_INDEX_ROOT = CACHE_ROOT / "index"
+
+LIMIT = 20
+TOP_FILES = 10
+TOP_CHUNKS = 10
+KS = (1, 5, 10)
+METRICS = ("R@1", "R@5", "R@10", "MRR@10", "nDCG@10", "chunk@10")
+
+# Stages switched on per configuration; every other stage is off. ``full`` is the default
+# config as shipped (None), so a stage added later is measured without editing this table.
+CONFIGS: dict[str, frozenset[str] | None] = {
+    "vectors": frozenset({"vectors"}),
+    "bm25": frozenset({"lexical"}),
+    "hybrid": frozenset({"lexical", "vectors"}),
+    "hybrid+features": frozenset({"lexical", "vectors", "structural", "features"}),
+    "full": None,
+}
+GROUPS = ("commit a", "commit b", "docstring")
+COMMIT_POOLED = "commit a+b"
+
+# Best reference method per group, from the "Reference baselines (dev set)" table of
+# shared/bench/README.md: hybrid-rrf for commit a and docstring, hybrid-rrf+open for commit b.
+REFERENCE: dict[str, tuple[str, float, float]] = {  # group -> (method, MRR@10, chunk@10)
+    "commit a": ("hybrid-rrf", 0.643, 0.640),
+    "commit b": ("hybrid-rrf+open", 0.756, 0.650),
+    "docstring": ("hybrid-rrf", 0.691, 0.676),
+}
+# Project goals: MRR@10 pooled over all commit cases (a+b) and over docstring cases.
+GOALS: dict[str, float] = {COMMIT_POOLED: 0.75, "docstring": 0.85}
+
+
+# --------------------------------------------------------------------------- data
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    id: str
+    dataset: str
+    kind: str  # commit | docstring
+    variant: str  # a | b
+    query: str
+    open_file: str | None
+    gold: dict[str, tuple[tuple[int, int], ...]]  # path -> gold line ranges (labels only)
+
+    @property
+    def group(self) -> str:
+        return self.kind if self.kind == "docstring" else f"{self.kind} {self.variant}"
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    path: str
+    start: int
+    end: int
+
+
+@dataclass(slots=True)
+class CaseRun:
+    """One case under one configuration: what came back, how long it took, what it scored."""
+
+    case: Case
+    hits: list[Hit]
+    ms: float
+    error: str | None
+    metrics: dict[str, float] = field(default_factory=dict)
+    stage_ms: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class DatasetRun:
+    name: str
+    workspace: str
+    index_dir: str
+    index_s: float
+    index_report: Any
+    runs: dict[str, list[CaseRun]]  # configuration -> one run per case
+
+
+def load_manifest(shared: Path) -> list[dict[str, Any]]:
+    with open(shared / "manifest.json", encoding="utf-8") as f:
+        return list(json.load(f)["datasets"])
+
+
+def load_cases(shared: Path, dataset: dict[str, Any], cases_limit: int | None) -> list[Case]:
+    cases: list[Case] = []
+    with open(shared / dataset["cases"], encoding="utf-8") as f:
+        for line in f:
+            if not line.strip():
+                continue
+            if cases_limit is not None and len(cases) >= cases_limit:
+                break
+            c = json.loads(line)
+            gold = {
+                g["path"]: tuple((int(a), int(b)) for a, b in (g.get("ranges") or []))
+                for g in c["gold"]
+            }
+            cases.append(
+                Case(
+                    id=c["id"],
+                    dataset=dataset["name"],
+                    kind=c["kind"],
+                    variant=c["variant"],
+                    query=c["query"],
+                    open_file=c.get("open_file"),
+                    gold=gold,
+                )
+            )
+    return cases
+
+
+def ensure_workspace(shared: Path, ws_root: Path, name: str) -> Path:
+    """Materialize with the shared script when missing, so results always use its exact bytes."""
+    ws = ws_root / name
+    if not ws.is_dir():
+        ws_root.mkdir(parents=True, exist_ok=True)
+        log(f"{name}: materializing into {ws_root}")
+        cmd = [sys.executable, str(shared / "materialize.py"), "--dest", str(ws_root)]
+        subprocess.run([*cmd, "--dataset", name], check=True)
+    if not ws.is_dir():
+        raise SystemExit(f"{ws}: workspace missing after materialize.py")
+    return ws
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+def file_ranking(hits: Iterable[Hit]) -> list[str]:
+    """Distinct paths in order of first appearance: a file ranks by its best chunk."""
+    return list(dict.fromkeys(h.path for h in hits))
+
+
+def score_case(case: Case, hits: list[Hit]) -> dict[str, float]:
+    """README metrics for one case; ``chunk@10`` is absent when no gold file has ranges."""
+    gold = case.gold
+    files = file_ranking(hits)[:TOP_FILES]
+    m: dict[str, float] = {f"R@{k}": len(set(files[:k]) & gold.keys()) / len(gold) for k in KS}
+    first = next((i for i, p in enumerate(files) if p in gold), None)
+    m["MRR@10"] = 0.0 if first is None else 1.0 / (first + 1)
+    dcg = sum(1.0 / math.log2(i + 2) for i, p in enumerate(files) if p in gold)
+    ideal = sum(1.0 / math.log2(i + 2) for i in range(min(len(gold), TOP_FILES)))
+    m["nDCG@10"] = dcg / ideal
+    if any(gold.values()):
+        m["chunk@10"] = float(
+            any(
+                h.start <= g_end and g_start <= h.end
+                for h in hits[:TOP_CHUNKS]
+                for g_start, g_end in gold.get(h.path, ())
+            )
+        )
+    return m
+
+
+def aggregate(per_case: list[dict[str, float]]) -> dict[str, float | int | None]:
+    """Means over cases; a metric no case has (``chunk@10``) is None, not NaN, for JSON."""
+    out: dict[str, float | int | None] = {"n": len(per_case)}
+    for k in METRICS:
+        vals = [m[k] for m in per_case if k in m]
+        out[k] = sum(vals) / len(vals) if vals else None
+    out["n_chunk"] = sum(1 for m in per_case if "chunk@10" in m)
+    return out
+
+
+def group_metrics(runs: list[CaseRun]) -> dict[str, dict[str, float | int | None]]:
+    """Per group (commit a / commit b / docstring) plus the pooled commit row of the goal."""
+    by_group: dict[str, list[dict[str, float]]] = {}
+    for r in runs:
+        by_group.setdefault(r.case.group, []).append(r.metrics)
+        if r.case.kind == "commit":
+            by_group.setdefault(COMMIT_POOLED, []).append(r.metrics)
+    order = [*GROUPS, COMMIT_POOLED]
+    keys = sorted(by_group, key=lambda g: (order.index(g) if g in order else len(order), g))
+    return {g: aggregate(by_group[g]) for g in keys}
+
+
+def latency(runs: list[CaseRun]) -> dict[str, float | int | None]:
+    ms = sorted(r.ms for r in runs)
+    if not ms:
+        return {"n": 0, "median_ms": None, "p95_ms": None, "max_ms": None}
+    p95 = ms[min(len(ms) - 1, math.ceil(0.95 * len(ms)) - 1)]  # nearest-rank percentile
+    return {"n": len(ms), "median_ms": statistics.median(ms), "p95_ms": p95, "max_ms": ms[-1]}
+
+
+def stage_latency(runs: list[CaseRun]) -> dict[str, float]:
+    """Median ms per engine stage, from the trace each FindResult carries."""
+    per: dict[str, list[float]] = {}
+    for r in runs:
+        for stage, ms in r.stage_ms.items():
+            per.setdefault(stage, []).append(ms)
+    return {s: statistics.median(v) for s, v in per.items()}
+
+
+# --------------------------------------------------------------------------- cross-check
+
+
+def results_jsonl(runs: list[CaseRun]) -> str:
+    """The shared results format: one ``{"id", "results": [{path, start, end}]}`` per line."""
+    lines = []
+    for r in runs:
+        res = [{"path": h.path, "start": h.start, "end": h.end} for h in r.hits]
+        lines.append(json.dumps({"id": r.case.id, "results": res}))
+    return "\n".join(lines) + "\n"
+
+
+def parse_score_output(text: str) -> dict[str, dict[str, float]]:
+    """``score.py`` prints ``group n metric...``; groups are ``kind/variant``."""
+    rows: dict[str, dict[str, float]] = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) != 2 + len(METRICS) or parts[0] == "group":
+            continue
+        rows[parts[0]] = {"n": float(parts[1])} | {
+            k: float(v) for k, v in zip(METRICS, parts[2:], strict=True)
+        }
+    return rows
+
+
+def cross_check(shared: Path, runs: list[CaseRun], results_path: Path) -> dict[str, Any]:
+    """Score ``runs`` with the shared score.py and fail loudly if any pooled number differs.
+
+    score.py scores every case of the files it is given, so with ``--cases-limit`` it gets
+    case files cut to exactly the cases that ran.
+    """
+    results_path.write_text(results_jsonl(runs), encoding="utf-8")
+    ran = {r.case.id for r in runs}
+    with tempfile.TemporaryDirectory(prefix="quality-cases-") as tmp:
+        case_args: list[str] = []
+        for d in load_manifest(shared):
+            lines = [
+                line
+                for line in (shared / d["cases"]).read_text(encoding="utf-8").splitlines()
+                if line.strip() and json.loads(line)["id"] in ran
+            ]
+            if lines:
+                p = Path(tmp) / f"{d['name']}.jsonl"
+                p.write_text("\n".join(lines) + "\n", encoding="utf-8")
+                case_args += ["--cases", str(p)]
+        cmd = [sys.executable, str(shared / "score.py"), *case_args, "--results", str(results_path)]
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    theirs = parse_score_output(out)
+    ours = {g: aggregate([r.metrics for r in runs if r.case.group == g]) for g in GROUPS}
+    mismatches = []
+    for g, mine in ours.items():
+        if not mine["n"]:
+            continue
+        key = "docstring/a" if g == "docstring" else g.replace(" ", "/")
+        row = theirs.get(key)
+        if row is None:
+            mismatches.append(f"{g}: missing from score.py output")
+            continue
+        for k in ("n", *METRICS):
+            a, b = mine[k], row[k]
+            same = (a is None and math.isnan(b)) or (a is not None and abs(a - b) <= 5e-4 + 1e-9)
+            if not same:
+                mismatches.append(f"{g} {k}: ours {a} vs score.py {b}")
+    if mismatches:
+        raise AssertionError("metrics differ from score.py:\n  " + "\n  ".join(mismatches))
+    return {"score_py_output": out, "groups_checked": sorted(theirs)}
+
+
+# --------------------------------------------------------------------------- engine runs
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+class EngineModules(NamedTuple):
+    engine: Any
+    config: Any
+    schema: Any
+
+
+def import_engine() -> EngineModules:
+    """The engine package, from ``server/`` when PYTHONPATH does not already provide it."""
+    try:
+        import code_evidence  # noqa: F401
+    except ModuleNotFoundError:
+        sys.path.insert(0, str(REPO / "server"))
+    try:
+        from code_evidence import config, engine, schema
+    except ImportError as exc:
+        raise SystemExit(f"cannot import the engine ({exc}); run with PYTHONPATH=server") from exc
+    return EngineModules(engine, config, schema)
+
+
+INDEX_MARKER = ".quality-bench-index"
+
+
+def prepare_index_dir(index_dir: Path, fresh: bool) -> None:
+    """Wipe only folders this script made (marker file), never a folder passed by mistake."""
+    if fresh and index_dir.exists():
+        if not (index_dir / INDEX_MARKER).is_file() and any(index_dir.iterdir()):
+            raise SystemExit(f"{index_dir}: not empty and not made by quality.py; not deleting it")
+        shutil.rmtree(index_dir)
+    index_dir.mkdir(parents=True, exist_ok=True)
+    (index_dir / INDEX_MARKER).touch()
+
+
+def set_stages(stages: Any, on: frozenset[str] | None, defaults: dict[str, bool]) -> None:
+    for f in dataclasses.fields(stages):
+        setattr(stages, f.name, defaults[f.name] if on is None else f.name in on)
+
+
+def progress_logger(name: str) -> Callable[[str, int, int], None]:
+    """Log each index phase once, and its completion, instead of a line per file."""
+    state = {"stage": ""}
+
+    def report(stage: str, done: int, total: int) -> None:
+        if stage != state["stage"]:
+            state["stage"] = stage
+            log(f"  {name}: {stage} ({total})")
+        elif total and done == total:
+            log(f"  {name}: {stage} done ({total})")
+
+    return report
+
+
+def run_case(eng: Any, schema: Any, case: Case, limit: int) -> CaseRun:
+    request = schema.FindRequest(query=case.query, open_file=case.open_file, limit=limit)
+    t0 = time.perf_counter()
+    try:
+        res = eng.find(request)
+    except Exception as exc:  # one broken case is reported, the run goes on
+        ms = (time.perf_counter() - t0) * 1000
+        # Scored as an empty answer, the same as score.py scores a missing result line.
+        failed = CaseRun(case, [], ms, f"{type(exc).__name__}: {exc}")
+        failed.metrics = score_case(case, [])
+        return failed
+    ms = (time.perf_counter() - t0) * 1000
+    hits = [Hit(e.path, int(e.start), int(e.end)) for e in res.results]
+    stage_ms = {s: float(t.ms) for s, t in (getattr(res, "trace", None) or {}).items()}
+    run = CaseRun(case, hits, ms, None, stage_ms=stage_ms)
+    run.metrics = score_case(case, hits)
+    return run
+
+
+def run_dataset(
+    mods: EngineModules,
+    name: str,
+    ws: Path,
+    index_dir: Path,
+    cases: list[Case],
+    configs: list[str],
+    limit: int,
+    fresh: bool,
+) -> DatasetRun:
+    schema = mods.schema
+    prepare_index_dir(index_dir, fresh)
+    eng = mods.engine.Engine(ws, index_dir=index_dir, config=mods.config.Config())
+    try:
+        t0 = time.perf_counter()
+        report = eng.index(progress=progress_logger(name))
+        index_s = time.perf_counter() - t0
+        log(f"{name}: indexed in {index_s:.1f}s")
+        stages = eng.config.stages
+        defaults = {f.name: getattr(stages, f.name) for f in dataclasses.fields(stages)}
+        runs: dict[str, list[CaseRun]] = {}
+        for conf in configs:
+            set_stages(eng.config.stages, CONFIGS[conf], defaults)
+            if cases:  # untimed warm-up: model sessions and caches load on first use
+                run_case(eng, schema, cases[0], limit)
+            runs[conf] = [run_case(eng, schema, c, limit) for c in cases]
+            errors = sum(1 for r in runs[conf] if r.error)
+            log(f"  {name} [{conf}]: {len(cases)} cases" + (f", {errors} errors" if errors else ""))
+        set_stages(eng.config.stages, None, defaults)
+    finally:
+        eng.close()
+    return DatasetRun(name, str(ws), str(index_dir), index_s, report, runs)
+
+
+# --------------------------------------------------------------------------- report
+
+
+def fmt(v: float | int | None, width: int = 8) -> str:
+    return f"{'-':>{width}}" if v is None else f"{v:>{width}.3f}"
+
+
+def metrics_table(title: str, groups: dict[str, dict[str, float | int | None]]) -> str:
+    head = f"{'group':<12} {'n':>4} " + " ".join(f"{k:>8}" for k in METRICS)
+    lines = [title, head, "-" * len(head)]
+    for g, a in groups.items():
+        lines.append(f"{g:<12} {a['n']:>4} " + " ".join(fmt(a[k]) for k in METRICS))
+    return "\n".join(lines)
+
+
+def comparison(groups: dict[str, dict[str, float | int | None]]) -> list[dict[str, Any]]:
+    """Against the best README baseline per group: PASS only when both MRR and chunk beat it."""
+    rows = []
+    for g, (method, ref_mrr, ref_chunk) in REFERENCE.items():
+        a = groups.get(g)
+        if not a or not a["n"]:
+            continue
+        mrr, chunk = a["MRR@10"], a["chunk@10"]
+        d_mrr = None if mrr is None else mrr - ref_mrr
+        d_chunk = None if chunk is None else chunk - ref_chunk
+        ok = d_mrr is not None and d_chunk is not None and d_mrr >= 0 and d_chunk >= 0
+        rows.append(
+            {
+                "group": g,
+                "reference": method,
+                "n": a["n"],
+                "MRR@10": mrr,
+                "ref_MRR@10": ref_mrr,
+                "delta_MRR@10": d_mrr,
+                "chunk@10": chunk,
+                "ref_chunk@10": ref_chunk,
+                "delta_chunk@10": d_chunk,
+                "pass": ok,
+            }
+        )
+    return rows
+
+
+def goals(groups: dict[str, dict[str, float | int | None]]) -> list[dict[str, Any]]:
+    out = []
+    for g, target in GOALS.items():
+        a = groups.get(g)
+        if a and a["n"]:
+            mrr = a["MRR@10"]
+            out.append(
+                {
+                    "group": g,
+                    "n": a["n"],
+                    "MRR@10": mrr,
+                    "target": target,
+                    "pass": mrr is not None and mrr >= target,
+                }
+            )
+    return out
+
+
+def comparison_table(
+    compare: dict[str, list[dict[str, Any]]], goal_rows: dict[str, list[dict[str, Any]]]
+) -> str:
+    """One table for every configuration, then one goal line per configuration."""
+    head = (
+        f"{'config':<16} {'group':<10} {'reference':<16} {'MRR@10':>7} {'delta':>7} "
+        f"{'chunk@10':>8} {'delta':>7}  verdict"
+    )
+    refs = ", ".join(f"{g} {m} {a:.3f}/{b:.3f}" for g, (m, a, b) in REFERENCE.items())
+    lines = [f"vs README reference best (MRR@10/chunk@10: {refs})", head, "-" * len(head)]
+    for conf, rows in compare.items():
+        for r in rows:
+            lines.append(
+                f"{conf:<16} {r['group']:<10} {r['reference']:<16} {fmt(r['MRR@10'], 7)} "
+                f"{signed(r['delta_MRR@10'])} {fmt(r['chunk@10'])} "
+                f"{signed(r['delta_chunk@10'])}  {'PASS' if r['pass'] else 'FAIL'}"
+            )
+    lines.append("")
+    for conf, rows in goal_rows.items():
+        goal_text = ", ".join(
+            f"{g['group']} MRR@10 {fmt(g['MRR@10'], 0)} (n={g['n']}) >= {g['target']:.2f} "
+            f"{'PASS' if g['pass'] else 'FAIL'}"
+            for g in rows
+        )
+        lines.append(f"goal [{conf}]: {goal_text or 'no cases'}")
+    return "\n".join(lines)
+
+
+def signed(v: float | None) -> str:
+    return f"{'-':>7}" if v is None else f"{v:>+7.3f}"
+
+
+def latency_table(by_conf: dict[str, dict[str, Any]]) -> str:
+    head = f"{'config':<16} {'n':>5} {'median ms':>10} {'p95 ms':>8} {'max ms':>8}  errors"
+    lines = ["find latency (warm, wall clock around Engine.find)", head, "-" * len(head)]
+    for conf, lat in by_conf.items():
+        lines.append(
+            f"{conf:<16} {lat['n']:>5} {num(lat['median_ms'], 10)} {num(lat['p95_ms'], 8)} "
+            f"{num(lat['max_ms'], 8)}  {lat['errors']}"
+        )
+    return "\n".join(lines)
+
+
+def num(v: float | None, width: int) -> str:
+    return f"{'-':>{width}}" if v is None else f"{v:>{width}.1f}"
+
+
+def per_case_record(r: CaseRun) -> dict[str, Any]:
+    return {
+        "id": r.case.id,
+        "group": r.case.group,
+        "metrics": r.metrics,
+        "gold_files": sorted(r.case.gold),
+        "top_files": file_ranking(r.hits)[:TOP_FILES],
+        "top_chunks": [f"{h.path}:{h.start}-{h.end}" for h in r.hits[:TOP_CHUNKS]],
+        "ms": round(r.ms, 2),
+        "error": r.error,
+    }
+
+
+def rounded(obj: Any) -> Any:
+    """Floats to 6 digits, so reports diff on real changes rather than float noise."""
+    if isinstance(obj, float):
+        return round(obj, 6)
+    if isinstance(obj, dict):
+        return {k: rounded(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [rounded(v) for v in obj]
+    return obj
+
+
+def git_state() -> dict[str, Any]:
+    def git(*args: str) -> str | None:
+        try:
+            cp = subprocess.run(["git", "-C", str(REPO), *args], capture_output=True, text=True)
+        except OSError:
+            return None
+        return cp.stdout.strip() if cp.returncode == 0 else None
+
+    status = git("status", "--porcelain")
+    return {"commit": git("rev-parse", "HEAD"), "dirty": None if status is None else bool(status)}
+
+
+# --------------------------------------------------------------------------- main
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--shared", type=Path, default=DEFAULT_SHARED, help="shared bench folder")
+    ap.add_argument("--ws", type=Path, default=DEFAULT_WS, help="materialized workspaces root")
+    ap.add_argument("--dataset", action="append", help="only these datasets (repeatable)")
+    ap.add_argument("--limit", type=int, default=LIMIT, help="results requested per query")
+    ap.add_argument(
+        "--ablation",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="run every stage configuration (default), or only `full`",
+    )
+    ap.add_argument("--out", type=Path, default=None, help="JSON report path")
+    ap.add_argument("--index-root", type=Path, default=DEFAULT_INDEX_ROOT)
+    ap.add_argument(
+        "--reuse-index",
+        action="store_true",
+        help="update an existing index instead of rebuilding it (faster; index time is then "
+        "an update time, and engine changes that do not touch files may not show)",
+    )
+    ap.add_argument("--cases-limit", type=int, default=None, help="first N cases per dataset")
+    args = ap.parse_args(argv)
+    if args.limit < TOP_FILES:
+        ap.error(f"--limit must be at least {TOP_FILES} (the metrics read the top {TOP_FILES})")
+    if args.cases_limit is not None and args.cases_limit < 1:
+        ap.error("--cases-limit must be at least 1")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    shared: Path = args.shared.resolve()
+    if not (shared / "manifest.json").is_file():
+        raise SystemExit(f"{shared}: no manifest.json (pass --shared)")
+    manifest = load_manifest(shared)
+    known = [d["name"] for d in manifest]
+    unknown = sorted(set(args.dataset or []) - set(known))
+    if unknown:
+        raise SystemExit(f"unknown dataset(s) {', '.join(unknown)}; known: {', '.join(known)}")
+    datasets = [d for d in manifest if not args.dataset or d["name"] in args.dataset]
+    configs = list(CONFIGS) if args.ablation else ["full"]
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    out: Path = args.out or REPO / "bench" / "results" / f"quality-{stamp}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+
+    mods = import_engine()
+    started = time.perf_counter()
+    dataset_runs: list[DatasetRun] = []
+    for d in datasets:
+        ws = ensure_workspace(shared, args.ws.resolve(), d["name"])
+        cases = load_cases(shared, d, args.cases_limit)
+        index_dir = args.index_root.resolve() / d["name"]
+        dataset_runs.append(
+            run_dataset(
+                mods, d["name"], ws, index_dir, cases, configs, args.limit, not args.reuse_index
+            )
+        )
+
+    pooled = {c: group_metrics([r for dr in dataset_runs for r in dr.runs[c]]) for c in configs}
+    per_dataset = {c: {dr.name: group_metrics(dr.runs[c]) for dr in dataset_runs} for c in configs}
+    latencies = {}
+    for c in configs:
+        runs = [r for dr in dataset_runs for r in dr.runs[c]]
+        latencies[c] = latency(runs) | {
+            "errors": sum(1 for r in runs if r.error),
+            "error_cases": [{"id": r.case.id, "error": r.error} for r in runs if r.error],
+            "stage_median_ms": stage_latency(runs),
+        }
+    full_runs = [r for dr in dataset_runs for r in dr.runs["full"]]
+    # A disagreement with score.py fails the run, but only after the report is written, so the
+    # evidence for the bug is kept.
+    failure: str | None = None
+    try:
+        check = cross_check(shared, full_runs, out.with_suffix(".full.jsonl"))
+    except (AssertionError, subprocess.CalledProcessError) as exc:
+        failure = f"{exc}\n{getattr(exc, 'stderr', '') or ''}".strip()
+        check = {"error": failure}
+
+    for c in configs:
+        print(metrics_table(f"\n== {c} (pooled over {len(dataset_runs)} datasets)", pooled[c]))
+    print("\nper dataset [full]: MRR@10 / chunk@10")
+    for name, groups in per_dataset["full"].items():
+        cells = ", ".join(
+            f"{g} n={a['n']} {fmt(a['MRR@10'], 0)} / {fmt(a['chunk@10'], 0)}"
+            for g, a in groups.items()
+            if g != COMMIT_POOLED
+        )
+        print(f"  {name:<24} {cells}")
+    compare = {c: comparison(pooled[c]) for c in configs}
+    goal_rows = {c: goals(pooled[c]) for c in configs}
+    print("\n" + comparison_table(compare, goal_rows))
+    print("\n" + latency_table(latencies))
+    for c in configs:
+        for e in latencies[c]["error_cases"][:3]:
+            print(f"  error [{c}] {e['id']}: {e['error']}")
+    print("\nindex time per dataset")
+    for dr in dataset_runs:
+        rep = dr.index_report
+        cache = (  # the embedding cache is shared across workspaces, so say what it saved
+            f"  {getattr(rep, 'chunks_total', '?')} chunks, {getattr(rep, 'embedded', '?')} "
+            f"embedded, {getattr(rep, 'vectors_from_cache', '?')} from cache"
+        )
+        print(f"  {dr.name:<24} {dr.index_s:>7.1f}s{cache}")
+    if failure is None:
+        groups_checked = ", ".join(check["groups_checked"])
+        print(f"\nscore.py agrees with these metrics for [full] (groups: {groups_checked})")
+
+    schema = mods.schema
+    report = {
+        "created": stamp,
+        "wall_s": round(time.perf_counter() - started, 1),
+        "git": git_state(),
+        "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
+        "engine_config": schema.to_json_dict(mods.config.Config()),
+        "configurations": {
+            c: sorted(CONFIGS[c]) if CONFIGS[c] is not None else "default" for c in configs
+        },
+        "reference": {
+            g: {"method": m, "MRR@10": a, "chunk@10": b} for g, (m, a, b) in REFERENCE.items()
+        },
+        "goals": GOALS,
+        "metrics": pooled,
+        "per_dataset": per_dataset,
+        "comparison": compare,
+        "goal_check": goal_rows,
+        "latency": latencies,
+        "index": {
+            dr.name: {
+                "seconds": round(dr.index_s, 2),
+                "index_dir": dr.index_dir,
+                "workspace": dr.workspace,
+                "report": schema.to_json_dict(dr.index_report),
+            }
+            for dr in dataset_runs
+        },
+        "score_py": check,
+        "full_results_jsonl": str(out.with_suffix(".full.jsonl")),
+        "cases_full": [per_case_record(r) for r in full_runs],
+    }
+    out.write_text(json.dumps(rounded(report), indent=1) + "\n", encoding="utf-8")
+    print(f"\nwrote {out}")
+    if failure is not None:
+        log(f"FAILED cross-check against score.py: {failure}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
