@@ -29,7 +29,14 @@ from .config import Config, load_config
 from .embed import Embedder, EmbeddingCache, embed_with_cache, embedding_key, embedding_text
 from .imports import ImportResolver
 from .lexical import LexDoc, LexicalIndex
-from .scan import FileEntry, GitState, SkipFile, load_text, resolve_workspace_path, scan_workspace
+from .scan import (
+    FileEntry,
+    LoadedText,
+    SkipFile,
+    load_text,
+    resolve_workspace_path,
+    scan_workspace,
+)
 from .schema import (
     Chunk,
     Evidence,
@@ -48,6 +55,10 @@ EMBED_BATCH = 256  # chunks per embed-and-save step: bounds work lost to a crash
 
 class EngineError(Exception):
     """A problem with the user's input or environment, with a message meant for them."""
+
+
+class IndexCancelled(Exception):
+    """An index pass was cancelled before it wrote anything."""
 
 
 def cache_root() -> Path:
@@ -108,7 +119,11 @@ class Engine:
             self.read_only = True
         self._embedder = embedder
         self._cache: EmbeddingCache | None = None
-        self._mutex = threading.RLock()
+        # One index pass at a time; requests do not take this lock: they read the last
+        # committed state through their own connection while a pass runs.
+        self._index_lock = threading.Lock()
+        self._indexing = False
+        self._overlays: dict[str, str] = {}
         self.notes: list[str] = []
         self._open_indexes()
 
@@ -116,7 +131,6 @@ class Engine:
     def _open_indexes(self) -> None:
         db_path = self.index_dir / "store.sqlite"
         if self.read_only and not db_path.exists():
-            self._lock.release()
             raise EngineError(
                 f"another process is building the first index in {self.index_dir}; try again "
                 "when it has finished"
@@ -136,6 +150,7 @@ class Engine:
             self.store = Store(db_path)
         self.lexical = LexicalIndex(self.index_dir / "lexical", read_only=self.read_only)
         self.vectors = VectorIndex(self.index_dir / "vectors.usearch", dim=384)
+        self.reader = self.store if self.read_only else Store(db_path, read_only=True)
         if self.read_only:
             self.notes.append(
                 "another process holds the writer lock: answering from the index as it is"
@@ -200,12 +215,36 @@ class Engine:
         return self._cache
 
     def close(self) -> None:
-        with self._mutex:
+        with self._index_lock:
             if self._cache is not None:
                 self._cache.close()
+            if self.reader is not self.store:
+                self.reader.close()
             self.store.close()
             if not self.read_only:
                 self._lock.release()
+
+    @property
+    def state(self) -> str:
+        """``indexing`` while a pass runs; ``partial`` while chunks still lack vectors (answers
+        come from BM25 and structure for those); ``ready`` otherwise."""
+        if self._indexing:
+            return "indexing"
+        if self.config.stages.vectors and len(self.vectors) < self.reader.counts()[1]:
+            return "partial"
+        return "ready"
+
+    def set_overlay(self, path: str, text: str | None) -> None:
+        """Search ``text`` instead of the disk copy of ``path`` (an editor's unsaved buffer);
+        ``None`` goes back to the disk copy. Takes effect at the next index pass."""
+        try:
+            rel = resolve_workspace_path(self.workspace, path)
+        except ValueError as exc:
+            raise EngineError(str(exc)) from exc
+        if text is None:
+            self._overlays.pop(rel, None)
+        else:
+            self._overlays[rel] = text
 
     def __enter__(self) -> Engine:
         return self
@@ -227,118 +266,139 @@ class Engine:
         removed = [p for p in known if p not in present]
         return _Plan(to_read, removed, len(entries) - len(to_read))
 
-    def index(self, progress: Progress | None = None) -> IndexReport:
-        """Bring the index up to date with the working tree: only changed files are read,
-        only new chunk texts are embedded."""
-        with self._mutex:
-            t0 = time.perf_counter()
-            scan = scan_workspace(self.workspace, self.config.index)
-            if self.read_only:
-                return IndexReport(
-                    files_seen=len(scan.files),
-                    files_changed=0,
-                    files_removed=0,
-                    files_skipped=sum(scan.skipped.values()),
-                    chunks_total=self.store.counts()[1],
-                    chunks_added=0,
-                    chunks_removed=0,
-                    embedded=0,
-                    vectors_from_cache=0,
-                    ms=(time.perf_counter() - t0) * 1000,
-                    skipped=dict(scan.skipped),
-                    read_only=True,
-                )
-            plan = self._plan(scan.files)
-            skipped = dict(scan.skipped)
-            known = self.store.files()
-            updates: list[tuple[FileEntry, FileRow, list[Chunk], bool]] = []
-            touches: list[FileEntry] = []
-            removed = list(plan.removed)
-            for i, entry in enumerate(plan.to_read):
-                if progress:
-                    progress("read", i + 1, len(plan.to_read))
-                try:
-                    loaded = load_text(self.workspace, entry.path, self.config.index)
-                except SkipFile as skip:
-                    skipped[skip.reason] = skipped.get(skip.reason, 0) + 1
-                    if entry.path in known:
-                        removed.append(entry.path)
-                    continue
-                content_hash = hashlib.sha256(loaded.text.encode("utf-8", "replace")).hexdigest()
-                old = known.get(entry.path)
-                if old is not None and old.content_hash == content_hash:
-                    touches.append(entry)
-                    continue
-                chunks = chunk_file(entry.path, loaded.text, self.config.index)
-                language = detect_language(entry.path)
-                imports = chunks[0].imports if chunks else ()
-                row = FileRow(
-                    entry.path, entry.size, entry.mtime_ns, content_hash, language, imports
-                )
-                updates.append((entry, row, chunks, loaded.encoding_errors))
+    def index(
+        self, progress: Progress | None = None, cancel: threading.Event | None = None
+    ) -> IndexReport:
+        """Bring the index up to date with the working tree (and editor overlays): only changed
+        files are read, only new chunk texts are embedded. ``cancel`` stops the pass early:
+        before the store is written nothing changes; during embedding, what was embedded
+        stays and the rest waits for the next pass."""
+        with self._index_lock:
+            self._indexing = True
+            try:
+                return self._index_pass(progress, cancel)
+            finally:
+                self._indexing = False
 
-            model_id = self.embedder.model_id if self.config.stages.vectors else None
-            removed_ids: list[int] = []
-            added: list[StoredChunk] = []
-            graph_changed = bool(updates or removed)
-            with self.store.transaction():
-                self.store._set_meta({"derived_dirty": "1"})
-                for entry in touches:
-                    self.store.touch_file(entry.path, entry.size, entry.mtime_ns)
-                for path in removed:
-                    removed_ids.extend(self.store.remove_file(path))
-                for _entry, row, chunks, enc_err in updates:
-                    existing = {sc.chunk.hash: sc.id for sc in self.store.chunks_of(row.path)}
-                    keep, new = [], []
-                    for ch in chunks:
-                        cid = existing.pop(ch.hash, None)
-                        if cid is not None:
-                            keep.append(cid)
-                        else:
-                            new.append((ch, embedding_key(ch, model_id) if model_id else None))
-                    gone, ids = self.store.replace_file(row, keep, new, enc_err)
-                    removed_ids.extend(gone)
-                    added.extend(
-                        StoredChunk(cid, ch, key) for cid, (ch, key) in zip(ids, new, strict=True)
-                    )
-                if graph_changed:
-                    self._relink_imports()
-                self.store._set_meta(
-                    {
-                        "commit": scan.git.commit,
-                        "branch": scan.git.branch,
-                        "dirty": None if scan.git.dirty is None else str(int(scan.git.dirty)),
-                        "indexed_at": datetime.now(UTC).isoformat(timespec="seconds"),
-                        "model": model_id,
-                    }
-                )
-            if removed_ids or added:
-                if progress:
-                    progress("lexical", 0, 1)
-                self.lexical.delete(removed_ids)
-                self.lexical.add([_lexdoc(sc) for sc in added])
-                self.lexical.commit()
-                self.vectors.remove(removed_ids)
-                self.vectors.save()
-            self.store.set_meta_now({"derived_dirty": "0"})
-
-            embedded, from_cache = 0, 0
-            if self.config.stages.vectors:
-                embedded, from_cache = self._fill_vectors(added, progress)
-            chunks_total = self.store.counts()[1]
+    def _index_pass(self, progress: Progress | None, cancel: threading.Event | None) -> IndexReport:
+        t0 = time.perf_counter()
+        scan = scan_workspace(self.workspace, self.config.index)
+        if self.read_only:
             return IndexReport(
                 files_seen=len(scan.files),
-                files_changed=len(updates),
-                files_removed=len(removed),
-                files_skipped=sum(skipped.values()),
-                chunks_total=chunks_total,
-                chunks_added=len(added),
-                chunks_removed=len(removed_ids),
-                embedded=embedded,
-                vectors_from_cache=from_cache,
+                files_changed=0,
+                files_removed=0,
+                files_skipped=sum(scan.skipped.values()),
+                chunks_total=self.store.counts()[1],
+                chunks_added=0,
+                chunks_removed=0,
+                embedded=0,
+                vectors_from_cache=0,
                 ms=(time.perf_counter() - t0) * 1000,
-                skipped=skipped,
+                skipped=dict(scan.skipped),
+                read_only=True,
             )
+        overlays = dict(self._overlays)
+        entries = [
+            FileEntry(e.path, *_overlay_stamp(overlays[e.path])) if e.path in overlays else e
+            for e in scan.files
+        ]
+        plan = self._plan(entries)
+        skipped = dict(scan.skipped)
+        known = self.store.files()
+        updates: list[tuple[FileEntry, FileRow, list[Chunk], bool]] = []
+        touches: list[FileEntry] = []
+        removed = list(plan.removed)
+        for i, entry in enumerate(plan.to_read):
+            if progress:
+                progress("read", i + 1, len(plan.to_read))
+            if cancel is not None and cancel.is_set():
+                raise IndexCancelled("indexing cancelled before anything was written")
+            try:
+                if entry.path in overlays:
+                    loaded = LoadedText(_normalise_newlines(overlays[entry.path]), False)
+                else:
+                    loaded = load_text(self.workspace, entry.path, self.config.index)
+            except SkipFile as skip:
+                skipped[skip.reason] = skipped.get(skip.reason, 0) + 1
+                if entry.path in known:
+                    removed.append(entry.path)
+                continue
+            content_hash = hashlib.sha256(loaded.text.encode("utf-8", "replace")).hexdigest()
+            old = known.get(entry.path)
+            if old is not None and old.content_hash == content_hash:
+                touches.append(entry)
+                continue
+            chunks = chunk_file(entry.path, loaded.text, self.config.index)
+            language = detect_language(entry.path)
+            imports = chunks[0].imports if chunks else ()
+            row = FileRow(entry.path, entry.size, entry.mtime_ns, content_hash, language, imports)
+            updates.append((entry, row, chunks, loaded.encoding_errors))
+
+        model_id = self.embedder.model_id if self.config.stages.vectors else None
+        removed_ids: list[int] = []
+        added: list[StoredChunk] = []
+        graph_changed = bool(updates or removed)
+        stamp = datetime.now(UTC).isoformat(timespec="seconds")
+        with self.store.transaction():
+            self.store._set_meta({"derived_dirty": "1"})
+            for entry in touches:
+                self.store.touch_file(entry.path, entry.size, entry.mtime_ns)
+            for path in removed:
+                removed_ids.extend(self.store.remove_file(path))
+            for _entry, row, chunks, enc_err in updates:
+                existing = {sc.chunk.hash: sc.id for sc in self.store.chunks_of(row.path)}
+                keep, new = [], []
+                for ch in chunks:
+                    cid = existing.pop(ch.hash, None)
+                    if cid is not None:
+                        keep.append(cid)
+                    else:
+                        new.append((ch, embedding_key(ch, model_id) if model_id else None))
+                gone, ids = self.store.replace_file(row, keep, new, enc_err, scan.git.commit, stamp)
+                removed_ids.extend(gone)
+                added.extend(
+                    StoredChunk(cid, ch, key) for cid, (ch, key) in zip(ids, new, strict=True)
+                )
+            if graph_changed:
+                self._relink_imports()
+            self.store._set_meta(
+                {
+                    "commit": scan.git.commit,
+                    "branch": scan.git.branch,
+                    "dirty": None if scan.git.dirty is None else str(int(scan.git.dirty)),
+                    "indexed_at": stamp,
+                    "model": model_id,
+                }
+            )
+        if removed_ids or added:
+            if progress:
+                progress("lexical", 0, 1)
+            self.lexical.delete(removed_ids)
+            self.lexical.add([_lexdoc(sc) for sc in added])
+            self.lexical.commit()
+            self.vectors.remove(removed_ids)
+            self.vectors.save()
+        self.store.set_meta_now({"derived_dirty": "0"})
+
+        embedded, from_cache, cancelled = 0, 0, False
+        if self.config.stages.vectors:
+            embedded, from_cache, cancelled = self._fill_vectors(added, progress, cancel)
+        chunks_total = self.store.counts()[1]
+        return IndexReport(
+            files_seen=len(scan.files),
+            files_changed=len(updates),
+            files_removed=len(removed),
+            files_skipped=sum(skipped.values()),
+            chunks_total=chunks_total,
+            chunks_added=len(added),
+            chunks_removed=len(removed_ids),
+            embedded=embedded,
+            vectors_from_cache=from_cache,
+            ms=(time.perf_counter() - t0) * 1000,
+            skipped=skipped,
+            cancelled=cancelled,
+        )
 
     def _relink_imports(self) -> None:
         files = self.store.files()
@@ -350,7 +410,9 @@ class Engine:
                     edges.append((path, dst))
         self.store.set_import_edges(edges)
 
-    def _fill_vectors(self, added: list[StoredChunk], progress: Progress | None) -> tuple[int, int]:
+    def _fill_vectors(
+        self, added: list[StoredChunk], progress: Progress | None, cancel: threading.Event | None
+    ) -> tuple[int, int, bool]:
         """Vectors for new chunks: the cache first, the model for the misses, saved in steps so
         an interrupted pass keeps what it computed. Also repairs chunks an earlier, interrupted
         pass left without a vector."""
@@ -359,11 +421,13 @@ class Engine:
         if len(self.vectors) + len(added) < total or len(self.vectors) < total - len(added):
             todo = [sc for sc in self.store.all_chunks() if sc.id not in self.vectors]
         if not todo:
-            return 0, 0
+            return 0, 0, False
         missing = self._add_cached_vectors(todo)
         from_cache = len(todo) - len(missing)
         embedded = 0
         for i in range(0, len(missing), EMBED_BATCH):
+            if cancel is not None and cancel.is_set():
+                return embedded, from_cache, True
             part = missing[i : i + EMBED_BATCH]
             texts = {sc.emb_key: embedding_text(sc.chunk) for sc in part if sc.emb_key}
             vecs, computed = embed_with_cache(self.embedder, self.cache, texts)
@@ -372,35 +436,56 @@ class Engine:
             self.vectors.save()
             if progress:
                 progress("embed", min(i + EMBED_BATCH, len(missing)), len(missing))
-        return embedded, from_cache
+        return embedded, from_cache, False
 
     # -- status ---------------------------------------------------------------
     def status(self) -> Status:
-        with self._mutex:
-            scan = scan_workspace(self.workspace, self.config.index)
-            plan = self._plan(scan.files)
-            files, chunks = self.store.counts()
-            size = sum(p.stat().st_size for p in self.index_dir.rglob("*") if p.is_file())
-            dirty = self.store.get_meta("dirty")
-            return Status(
-                workspace=str(self.workspace),
-                index_dir=str(self.index_dir),
-                commit=scan.git.commit,
-                branch=scan.git.branch,
-                dirty=scan.git.dirty,
-                indexed_commit=self.store.get_meta("commit"),
-                indexed_at=self.store.get_meta("indexed_at"),
-                files=files,
-                chunks=chunks,
-                vectors=len(self.vectors),
-                pending=len(plan.to_read) + len(plan.removed),
-                index_bytes=size,
-                model=self.store.get_meta("model") if dirty is not None or files else None,
-                locked_by_other=self.read_only,
-            )
+        scan = scan_workspace(self.workspace, self.config.index)
+        plan = self._plan(scan.files)
+        files, chunks = self.reader.counts()
+        size = sum(p.stat().st_size for p in self.index_dir.rglob("*") if p.is_file())
+        return Status(
+            workspace=str(self.workspace),
+            index_dir=str(self.index_dir),
+            commit=scan.git.commit,
+            branch=scan.git.branch,
+            dirty=scan.git.dirty,
+            indexed_commit=self.reader.get_meta("commit"),
+            indexed_at=self.reader.get_meta("indexed_at"),
+            files=files,
+            chunks=chunks,
+            vectors=len(self.vectors),
+            pending=len(plan.to_read) + len(plan.removed),
+            index_bytes=size,
+            model=self.reader.get_meta("model"),
+            locked_by_other=self.read_only,
+            state=self.state,
+        )
 
-    def git(self) -> GitState:
-        return scan_workspace(self.workspace, self.config.index).git
+    # -- lookups for editor features (hover, code lens) -------------------------
+    def outline(self, path: str) -> list[Evidence]:
+        """The chunks of one file in line order: where lenses go."""
+        return [_stored_evidence(sc) for sc in self.reader.chunks_of(path)]
+
+    def symbol_at(self, path: str, line: int) -> Evidence | None:
+        sc = self.reader.chunk_at(path, line)
+        return None if sc is None else _stored_evidence(sc)
+
+    def definitions(self, name: str, limit: int = 5) -> list[Evidence]:
+        """Chunks that define ``name`` (last component of their symbol), code before tests."""
+        found = self.reader.chunks_named([name], limit=limit * 4)
+        found.sort(key=lambda sc: (sc.chunk.is_test, sc.chunk.kind == "window", sc.chunk.path))
+        return [_stored_evidence(sc, ["definition"]) for sc in found[:limit]]
+
+    def callers(self, name: str, limit: int = 10) -> list[Evidence]:
+        """Chunks that call ``name``, matched by bare name (no type resolution)."""
+        ids = self.reader.callers_of(name, limit=limit * 4)
+        chunks = self.reader.get_chunks(ids)
+        ordered = sorted(chunks.values(), key=lambda sc: (sc.chunk.is_test, sc.chunk.path))
+        return [_stored_evidence(sc, ["caller"]) for sc in ordered[:limit]]
+
+    def caller_counts(self, names: list[str]) -> dict[str, int]:
+        return self.reader.caller_counts(names)
 
     # -- find -----------------------------------------------------------------
     def find(self, req: FindRequest, refresh: bool = True) -> FindResult:
@@ -416,61 +501,60 @@ class Engine:
                 raise EngineError(str(exc)) from exc
         trace: dict[str, StageTrace] = {}
         notes = list(self.notes)
-        with self._mutex:
-            if refresh and not self.read_only:
-                t0 = time.perf_counter()
-                report = self.index()
-                trace["refresh"] = StageTrace(report.files_changed + report.files_removed, _ms(t0))
-            cfg = self.config
+        if self._indexing:
+            notes.append("an index pass is running: answering from what is committed")
+        if refresh and not self.read_only:
             t0 = time.perf_counter()
-            qa = query.analyze(req.query, req.intent)
-            trace["query"] = StageTrace(len(qa.terms), _ms(t0))
-            editor = recall.EditorState(open_file, req.line)
-            t0 = time.perf_counter()
-            rec = recall.recall(
-                qa,
-                editor,
-                cfg,
-                self.store,
-                self.lexical if cfg.stages.lexical else None,
-                self.vectors if cfg.stages.vectors else None,
-                self.embedder if cfg.stages.vectors else None,
-                self.cache if cfg.stages.vectors else None,
-            )
-            notes.extend(rec.notes)
-            for name, ranking in rec.channels.items():
-                trace[f"recall.{name}"] = StageTrace(len(ranking), rec.ms.get(name, 0.0))
-            t0 = time.perf_counter()
-            cands = fuse.fuse(rec.channels, self.store, cfg.ranking.rrf_k)
-            trace["fuse"] = StageTrace(len(cands), _ms(t0))
-            t0 = time.perf_counter()
-            cands = features.apply_features(
-                cands, qa, editor, rec.relations, cfg, use_boosts=cfg.stages.features
-            )
-            trace["features"] = StageTrace(len(cands), _ms(t0))
-            t0 = time.perf_counter()
-            reranker = rerank.FeatureReranker() if cfg.stages.rerank else None
-            cands, scored, note = rerank.rerank(
-                cands, qa, reranker, top_n=50, budget_ms=cfg.ranking.rerank_budget_ms
-            )
-            if note:
-                notes.append(note)
-            trace["rerank"] = StageTrace(scored, _ms(t0))
-            t0 = time.perf_counter()
-            ranked = assemble.diversify(cands, cfg.ranking.per_file_results)
-            max_fused = sum(fuse.CHANNEL_WEIGHTS.get(name, 1.0) for name in rec.channels) / (
-                cfg.ranking.rrf_k + 1
-            )
-            verdict = assemble.judge(ranked, qa, max_fused, cfg.ranking.insufficient_below)
-            budget = (
-                req.budget_tokens if req.budget_tokens is not None else cfg.context.budget_tokens
-            )
-            context = assemble.assemble_context(
-                ranked, budget, self.embedder.count_tokens, cfg.context.per_file_blocks, verdict
-            )
-            results = [_evidence(c) for c in ranked[: req.limit]]
-            trace["assemble"] = StageTrace(len(results), _ms(t0))
-            git = self.store.get_meta("commit"), self.store.get_meta("branch")
+            report = self.index()
+            trace["refresh"] = StageTrace(report.files_changed + report.files_removed, _ms(t0))
+        cfg = self.config
+        t0 = time.perf_counter()
+        qa = query.analyze(req.query, req.intent)
+        trace["query"] = StageTrace(len(qa.terms), _ms(t0))
+        editor = recall.EditorState(open_file, req.line)
+        t0 = time.perf_counter()
+        rec = recall.recall(
+            qa,
+            editor,
+            cfg,
+            self.reader,
+            self.lexical if cfg.stages.lexical else None,
+            self.vectors if cfg.stages.vectors else None,
+            self.embedder if cfg.stages.vectors else None,
+            self.cache if cfg.stages.vectors else None,
+        )
+        notes.extend(rec.notes)
+        for name, ranking in rec.channels.items():
+            trace[f"recall.{name}"] = StageTrace(len(ranking), rec.ms.get(name, 0.0))
+        t0 = time.perf_counter()
+        cands = fuse.fuse(rec.channels, self.reader, cfg.ranking.rrf_k)
+        trace["fuse"] = StageTrace(len(cands), _ms(t0))
+        t0 = time.perf_counter()
+        cands = features.apply_features(
+            cands, qa, editor, rec.relations, cfg, use_boosts=cfg.stages.features
+        )
+        trace["features"] = StageTrace(len(cands), _ms(t0))
+        t0 = time.perf_counter()
+        reranker = rerank.FeatureReranker() if cfg.stages.rerank else None
+        cands, scored, note = rerank.rerank(
+            cands, qa, reranker, top_n=50, budget_ms=cfg.ranking.rerank_budget_ms
+        )
+        if note:
+            notes.append(note)
+        trace["rerank"] = StageTrace(scored, _ms(t0))
+        t0 = time.perf_counter()
+        ranked = assemble.diversify(cands, cfg.ranking.per_file_results)
+        max_fused = sum(fuse.CHANNEL_WEIGHTS.get(name, 1.0) for name in rec.channels) / (
+            cfg.ranking.rrf_k + 1
+        )
+        verdict = assemble.judge(ranked, qa, max_fused, cfg.ranking.insufficient_below)
+        budget = req.budget_tokens if req.budget_tokens is not None else cfg.context.budget_tokens
+        context = assemble.assemble_context(
+            ranked, budget, self.embedder.count_tokens, cfg.context.per_file_blocks, verdict
+        )
+        results = [_evidence(c) for c in ranked[: req.limit]]
+        trace["assemble"] = StageTrace(len(results), _ms(t0))
+        git = self.reader.get_meta("commit"), self.reader.get_meta("branch")
         return FindResult(
             query=req.query,
             workspace=str(self.workspace),
@@ -494,6 +578,24 @@ def _ms(t0: float) -> float:
 
 def _lexdoc(sc: StoredChunk) -> LexDoc:
     return LexDoc(sc.id, sc.chunk.path, sc.chunk.symbol, sc.chunk.text)
+
+
+def _stored_evidence(sc: StoredChunk, reasons: list[str] | None = None) -> Evidence:
+    ch = sc.chunk
+    return Evidence(
+        ch.path, ch.start, ch.end, ch.symbol, ch.kind, ch.language, 0.0, reasons or [], ch.text
+    )
+
+
+def _overlay_stamp(text: str) -> tuple[int, int]:
+    """A (size, mtime) pair for an editor buffer: a negative content-derived "mtime" can never
+    equal a real one, so closing the buffer makes the disk copy look changed again."""
+    digest = hashlib.sha256(text.encode("utf-8", "replace")).digest()
+    return len(text), -(int.from_bytes(digest[:7], "big") + 1)
+
+
+def _normalise_newlines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _evidence(c: Candidate) -> Evidence:

@@ -9,12 +9,14 @@ stronger evidence than one that merely mentions it) and its path.
 from __future__ import annotations
 
 import shutil
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import tantivy
 
+from .sync import locked
 from .tokens import code_terms, path_terms
 
 ANALYZER = "code_terms"
@@ -53,6 +55,7 @@ class LexicalIndex:
         self.path = path
         self.read_only = read_only
         self.rebuilt = False
+        self._lock = threading.RLock()
         self._writer: tantivy.IndexWriter | None = None
         try:
             self._open()
@@ -82,6 +85,7 @@ class LexicalIndex:
             self._writer = self.index.writer(heap_size=64_000_000, num_threads=1)
         return self._writer
 
+    @locked
     def add(self, docs: Sequence[LexDoc]) -> None:
         w = self._w()
         for d in docs:
@@ -92,6 +96,7 @@ class LexicalIndex:
             doc.add_text("path", " ".join(path_terms(d.path)))
             w.add_document(doc)
 
+    @locked
     def delete(self, chunk_ids: Sequence[int]) -> None:
         # delete_documents_by_term does not match u64 terms from Python ints; a term query does.
         w = self._w()
@@ -102,9 +107,11 @@ class LexicalIndex:
                 tantivy.Query.term_set_query(schema, "id", ids[i : i + 1000])
             )
 
+    @locked
     def clear(self) -> None:
         self._w().delete_all_documents()
 
+    @locked
     def commit(self) -> None:
         if self._writer is not None:
             self._writer.commit()
@@ -112,9 +119,11 @@ class LexicalIndex:
             self._writer = None
         self.index.reload()
 
+    @locked
     def __len__(self) -> int:
         return int(self.index.searcher().num_docs)
 
+    @locked
     def search(
         self, terms: Sequence[str], k: int, boosts: dict[str, float] | None = None
     ) -> list[tuple[int, float]]:

@@ -119,6 +119,7 @@ class IndexReport:
     ms: float
     skipped: dict[str, int] = field(default_factory=dict)  # reason -> count
     read_only: bool = False
+    cancelled: bool = False  # stopped early on request; what was committed stays
 
 
 @dataclass(slots=True)
@@ -137,6 +138,7 @@ class Status:
     index_bytes: int
     model: str | None
     locked_by_other: bool
+    state: str = "ready"  # "indexing" | "partial" (vectors still missing) | "ready"
 
 
 def to_json_dict(obj: Any) -> Any:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .schema import Chunk
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -45,7 +45,9 @@ CREATE TABLE IF NOT EXISTS chunks (
     is_test INTEGER NOT NULL DEFAULT 0,
     is_generated INTEGER NOT NULL DEFAULT 0,
     is_vendor INTEGER NOT NULL DEFAULT 0,
-    emb_key TEXT
+    emb_key TEXT,
+    commit_sha TEXT,
+    indexed_at TEXT
 );
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
 CREATE INDEX IF NOT EXISTS chunks_name ON chunks(name);
@@ -212,9 +214,12 @@ class Store:
         keep_ids: Sequence[int],
         new_chunks: Sequence[tuple[Chunk, str | None]],
         encoding_errors: bool = False,
+        commit: str | None = None,
+        indexed_at: str | None = None,
     ) -> tuple[list[int], list[int]]:
         """Within the caller's transaction: upsert a file, keep the chunk rows in ``keep_ids``,
-        delete its other chunks, insert ``new_chunks``. Returns (removed ids, added ids)."""
+        delete its other chunks, insert ``new_chunks`` stamped with the commit they were indexed
+        at. Returns (removed ids, added ids)."""
         old = [r[0] for r in self.db.execute("SELECT id FROM chunks WHERE path=?", (row.path,))]
         keep = set(keep_ids)
         removed = [cid for cid in old if cid not in keep]
@@ -239,8 +244,8 @@ class Store:
         for chunk, emb_key in new_chunks:
             cur = self.db.execute(
                 "INSERT INTO chunks(path, start, end, symbol, name, kind, language, text, hash, "
-                "calls, is_test, is_generated, is_vendor, emb_key) "
-                "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "calls, is_test, is_generated, is_vendor, emb_key, commit_sha, indexed_at) "
+                "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     chunk.path,
                     chunk.start,
@@ -256,6 +261,8 @@ class Store:
                     int(chunk.is_generated),
                     int(chunk.is_vendor),
                     emb_key,
+                    commit,
+                    indexed_at,
                 ),
             )
             cid = int(cur.lastrowid or 0)
@@ -309,6 +316,19 @@ class Store:
             [*name_list, limit],
         ).fetchall()
         return [_row_to_chunk(r) for r in rows]
+
+    def caller_counts(self, names: Iterable[str]) -> dict[str, int]:
+        """How many chunks call each name (by bare name: cheap enough for a lens per function)."""
+        name_list = [n for n in dict.fromkeys(names) if n]
+        if not name_list:
+            return {}
+        marks = ",".join("?" * len(name_list))
+        rows = self.db.execute(
+            f"SELECT name, count(DISTINCT chunk_id) FROM calls WHERE name IN ({marks}) "
+            "GROUP BY name",
+            name_list,
+        )
+        return {name: n for name, n in rows}
 
     def callers_of(self, name: str, limit: int = 200) -> list[int]:
         """Chunk ids whose code calls ``name``."""

@@ -9,11 +9,14 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 from usearch.index import Index, MetricKind
+
+from .sync import locked
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +35,7 @@ class VectorIndex:
         self.path = Path(path)
         self.dim = dim
         self.rebuilt = False
+        self._lock = threading.RLock()
         self._index = self._new()
         if self.path.exists():
             try:
@@ -62,6 +66,7 @@ class VectorIndex:
             raise ValueError("vector index keys must be non-negative chunk ids")
         return arr.astype(np.uint64)
 
+    @locked
     def add(self, keys: Sequence[int], vectors: np.ndarray) -> None:
         """Add or replace. Within one call a repeated key keeps its last vector."""
         ids = self._keys(keys)
@@ -82,11 +87,13 @@ class VectorIndex:
             self._index.remove(ids[present])
         self._index.add(ids, np.ascontiguousarray(vecs))
 
+    @locked
     def remove(self, keys: Sequence[int]) -> None:
         ids = self._keys(keys)
         if ids.size:
             self._index.remove(ids)
 
+    @locked
     def search(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
         """(key, cosine similarity), best first; at most ``k`` and at most ``len(self)``."""
         size = len(self._index)
@@ -101,18 +108,22 @@ class VectorIndex:
             for key, dist in zip(matches.keys, matches.distances, strict=True)
         ]
 
+    @locked
     def keys(self) -> np.ndarray:
         """Every key present, to reconcile the index with the chunk store."""
         return np.asarray(self._index.keys, dtype=np.int64)
 
+    @locked
     def __len__(self) -> int:
         return len(self._index)
 
+    @locked
     def __contains__(self, key: object) -> bool:
         if not isinstance(key, int | np.integer) or isinstance(key, bool) or key < 0:
             return False
         return bool(self._index.contains(int(key)))
 
+    @locked
     def save(self) -> None:
         """Atomic: a crash leaves either the old file or the new one, never half of one."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
