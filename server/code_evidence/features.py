@@ -22,7 +22,7 @@ W_NEIGHBOUR = 1.0
 W_SAME_DIR = 0.5
 W_CALL = 1.0
 OPEN_FILE_FACTOR = 0.5  # the user already sees the open file; neighbours are the news
-NON_CODE_FACTOR = 0.7  # docs and config rank below code unless the question is "explain"
+NON_CODE_FACTOR = 0.4  # docs and config rank below code unless the question is "explain"
 
 
 def apply_features(

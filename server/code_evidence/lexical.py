@@ -20,7 +20,7 @@ from .sync import locked
 from .tokens import code_terms, path_terms
 
 ANALYZER = "code_terms"
-FIELD_BOOSTS = {"body": 1.0, "symbol": 3.0, "path": 1.5}
+FIELD_BOOSTS = {"body": 1.0, "symbol": 1.5, "path": 1.5}
 
 
 @dataclass(frozen=True, slots=True)
