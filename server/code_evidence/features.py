@@ -21,6 +21,9 @@ W_MUST_MATCH = 0.5
 W_NEIGHBOUR = 1.0
 W_SAME_DIR = 0.5
 W_CALL = 1.0
+W_INNERMOST_FRAME = 3.0  # the frame that raised: where a fix usually goes
+W_FRAME = 1.0
+W_ERROR_MESSAGE = 1.5  # holds a literal fragment of the pasted error message
 OPEN_FILE_FACTOR = 0.5  # the user already sees the open file; neighbours are the news
 NON_CODE_FACTOR = 0.4  # docs and config rank below code unless the question is "explain"
 
@@ -68,8 +71,17 @@ def apply_features(
         if strict and any(s in ch.text for s in strict):
             boost += W_MUST_MATCH
             c.tag("must-match")
+        rel = relations.get(c.id, set())
+        if "innermost-frame" in rel:
+            boost += W_INNERMOST_FRAME
+            c.tag("innermost-frame")
+        elif "stack-frame" in rel:
+            boost += W_FRAME
+            c.tag("stack-frame")
+        if qa.fragments and any(f in ch.text for f in qa.fragments):
+            boost += W_ERROR_MESSAGE
+            c.tag("error-message")
         if editor.open_file:
-            rel = relations.get(c.id, set())
             if ch.path == editor.open_file:
                 c.factor *= OPEN_FILE_FACTOR
                 c.tag("open-file")

@@ -12,7 +12,7 @@ from .store import Store
 
 # The structural channel lists every neighbour; it votes at half weight so that a chunk found
 # only by being next door does not outrank one both text channels agree on.
-CHANNEL_WEIGHTS = {"bm25": 1.0, "vector": 1.0, "structural": 0.5}
+CHANNEL_WEIGHTS = {"bm25": 1.0, "vector": 1.0, "structural": 0.5, "trace": 1.0}
 
 
 def fuse(channels: dict[str, Ranking], store: Store, k: int) -> list[Candidate]:

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from .tokens import code_terms, split_identifier
+from .traces import Frame, error_messages, message_fragments, parse_frames
 
 _STOPWORD_TEXT = """
     a an the and or but if then else when while of to in on at by for from with without into
@@ -31,7 +32,8 @@ _PATH_RE = re.compile(
     r"c|h|cc|cpp|hpp|rb|php|cs|kt|swift|md|rst|toml|yaml|yml|json|cfg|ini|txt|html|css|sh))(?::(\d+))?"
 )
 _ERROR_CODE_RE = re.compile(
-    r"\b([A-Z]{1,5}[0-9]{3,5}|E[A-Z]{3,}[A-Z_]*|ERR_[A-Z0-9_]+|[A-Z][a-zA-Z]+(?:Error|Exception|Warning))\b"
+    r"\b([A-Z]{1,5}[0-9]{3,5}|ERR_[A-Z0-9_]+|E(?:NO|ACCES|EXIST|PERM|CONN|TIMEDOUT|PIPE|AGAIN"
+    r"|INVAL|ADDR|NOTDIR|ISDIR|MFILE|BADF|BUSY|HOSTUNREACH|NETUNREACH)[A-Z]*)\b"
 )
 _IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(\))?")
 _TEST_WORDS = frozenset({"test", "tests", "testing", "pytest", "unittest", "fixture", "fixtures"})
@@ -48,6 +50,9 @@ class QueryAnalysis:
     error_codes: list[str] = field(default_factory=list)
     terms: list[str] = field(default_factory=list)  # BM25 terms (repeats weigh more)
     about_tests: bool = False
+    frames: list[Frame] = field(default_factory=list)  # pasted stack trace, innermost first
+    messages: list[str] = field(default_factory=list)  # error lines ("KeyError: 'x'")
+    fragments: list[str] = field(default_factory=list)  # literal parts of those messages
 
     @property
     def names(self) -> list[str]:
@@ -116,10 +121,10 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
         if re.fullmatch(r"[A-Za-z_][\w.]*", q):
             identifiers.append(q)
     identifiers = list(dict.fromkeys(identifiers))
-    has_trace = bool(
-        re.search(r'File "[^"]+", line \d+|^\s+at \S+\(|\.go:\d+|\.rs:\d+:\d+', raw, re.M)
-    )
-    resolved_intent = intent if intent != "auto" else classify_intent(raw, has_trace)
+    frames = parse_frames(raw)
+    messages = error_messages(raw)
+    fragments = [f for m in messages for f in message_fragments(m)]
+    resolved_intent = intent if intent != "auto" else classify_intent(raw, bool(frames))
 
     terms: list[str] = []
     for t in code_terms(raw):
@@ -147,4 +152,7 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
         error_codes=error_codes,
         terms=terms,
         about_tests=bool(lower_words & _TEST_WORDS),
+        frames=frames,
+        messages=messages,
+        fragments=list(dict.fromkeys(fragments)),
     )

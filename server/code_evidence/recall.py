@@ -19,6 +19,7 @@ from .embed import Embedder, EmbeddingCache
 from .lexical import LexicalIndex
 from .query import QueryAnalysis
 from .store import Store
+from .traces import map_to_workspace
 from .vectors import VectorIndex
 
 Ranking = list[tuple[int, float]]  # (chunk id, channel score), best first
@@ -84,6 +85,10 @@ def recall(
         res.channels[name] = ranking
         res.ms[name] = ms
 
+    if cfg.stages.structural and qa.frames:
+        t0 = time.perf_counter()
+        res.channels["trace"] = _trace_frames(qa, store, res.relations)
+        res.ms["trace"] = (time.perf_counter() - t0) * 1000
     if cfg.stages.structural and editor.open_file:
         t0 = time.perf_counter()
         structural = _structural(editor, store, res.relations)
@@ -92,6 +97,25 @@ def recall(
         )
         res.ms["structural"] = (time.perf_counter() - t0) * 1000
     return res
+
+
+def _trace_frames(qa: QueryAnalysis, store: Store, relations: dict[int, set[str]]) -> Ranking:
+    """The chunks that hold the workspace frames of a pasted stack trace, innermost first.
+    The innermost workspace frame is tagged apart: it is usually where the fix goes."""
+    paths = store.paths()
+    ranking: Ranking = []
+    seen: set[int] = set()
+    for frame in qa.frames:
+        path = map_to_workspace(frame, paths)
+        if path is None:
+            continue
+        sc = store.chunk_at(path, frame.line)
+        if sc is None or sc.id in seen:
+            continue
+        seen.add(sc.id)
+        relations.setdefault(sc.id, set()).add("innermost-frame" if not ranking else "stack-frame")
+        ranking.append((sc.id, 1.0 / (len(ranking) + 1)))
+    return ranking
 
 
 def _structural(editor: EditorState, store: Store, relations: dict[int, set[str]]) -> list[int]:

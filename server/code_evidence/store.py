@@ -180,6 +180,9 @@ class Store:
         ).fetchall()
         return {r[0]: FileRow(r[0], r[1], r[2], r[3], r[4], tuple(json.loads(r[5]))) for r in rows}
 
+    def paths(self) -> list[str]:
+        return [r[0] for r in self.db.execute("SELECT path FROM files")]
+
     def chunks_of(self, path: str) -> list[StoredChunk]:
         rows = self.db.execute(
             f"SELECT {_CHUNK_COLS} FROM chunks WHERE path=? ORDER BY start", (path,)

@@ -1,0 +1,98 @@
+"""Stack traces and error messages pasted into a query.
+
+A frame that points into the workspace is the strongest evidence a failing user can give: it
+names the file and line. Frames are returned innermost first, whatever order the language
+prints them in, and the error message is reduced to its literal fragments so it can be matched
+against the ``raise``/``throw`` that produced it even when that used a format string.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    path: str  # as printed: absolute, relative, or a bare file name (Java)
+    line: int
+    function: str | None
+    hint: str | None = None  # Java: the package path the file name lives under ("com/x/")
+
+
+_PY = re.compile(r'^\s*File "([^"]+)", line (\d+)(?:, in (\S+))?', re.M)
+_JS = re.compile(
+    r"^\s*at (?:(?:async )?([^\s(]+) \()?((?:file://)?[^\s()]+?):(\d+):\d+\)?\s*$", re.M
+)
+_GO = re.compile(r"^\t(\S+\.go):(\d+)(?: \+0x[0-9a-f]+)?\s*$", re.M)
+_GO_FUNC = re.compile(r"^([\w./*()-]+)\(.*\)\s*$", re.M)
+_RUST_AT = re.compile(r"^\s*at (\S+\.rs):(\d+):\d+\s*$", re.M)
+_RUST_PANIC = re.compile(r"panicked at (?:'.*?', )?(\S+\.rs):(\d+):\d+")
+_JAVA = re.compile(r"^\s*at ([\w$.]+)\.([\w$<>]+)\(([\w$]+\.(?:java|kt|scala)):(\d+)\)", re.M)
+_MESSAGE = re.compile(
+    r"^\s*(?:Exception in thread \"[^\"]*\" |Caused by: )?(?:[\w.]+\.)?"
+    r"([A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt)|panic|error)"
+    r"(?:\[\w+\])?:\s*(.+?)\s*$",
+    re.M,
+)
+_FRAGMENT_SPLIT = re.compile(
+    r"'[^']*'|\"[^\"]*\"|<[^>]*>|\b0x[0-9a-f]+\b|\b\d+\b|[\w./\\-]+\.\w{1,5}\b"
+)
+
+
+def parse_frames(text: str) -> list[Frame]:
+    """Every frame of every trace in ``text``, innermost first."""
+    frames: list[Frame] = []
+    py = [Frame(m.group(1), int(m.group(2)), m.group(3)) for m in _PY.finditer(text)]
+    frames.extend(reversed(py))  # Python prints the innermost frame last
+    for m in _JS.finditer(text):
+        path = m.group(2).removeprefix("file://")
+        if not path.endswith((".go", ".rs")):
+            frames.append(Frame(path, int(m.group(3)), m.group(1)))
+    go_funcs = [m.group(1) for m in _GO_FUNC.finditer(text)]
+    for i, m in enumerate(_GO.finditer(text)):
+        func = go_funcs[i].rsplit(".", 1)[-1] if i < len(go_funcs) else None
+        frames.append(Frame(m.group(1), int(m.group(2)), func))
+    for m in _RUST_PANIC.finditer(text):
+        frames.append(Frame(m.group(1), int(m.group(2)), None))
+    for m in _RUST_AT.finditer(text):
+        frames.append(Frame(m.group(1), int(m.group(2)), None))
+    for m in _JAVA.finditer(text):
+        package = m.group(1).rsplit(".", 1)[0] if "." in m.group(1) else ""
+        hint = package.replace(".", "/") + "/" if package else None
+        frames.append(Frame(m.group(3), int(m.group(4)), m.group(2), hint))
+    return list(dict.fromkeys(frames))
+
+
+def error_messages(text: str) -> list[str]:
+    """``KeyError: 'user'`` -> ``["KeyError: 'user'"]``: the error lines, verbatim."""
+    return list(dict.fromkeys(m.group(0).strip() for m in _MESSAGE.finditer(text)))
+
+
+def message_fragments(message: str) -> list[str]:
+    """The literal parts of an error message that the source code must contain: values that
+    were formatted in (quoted names, numbers, paths) are cut out, and single words are
+    dropped as too common to be evidence."""
+    body = message.split(":", 1)[1] if ":" in message else message
+    out = []
+    for part in _FRAGMENT_SPLIT.split(body):
+        part = part.strip(" .,;:()[]{}")
+        if len(part.split()) >= 2 and len(part) >= 10:
+            out.append(part)
+    return out
+
+
+def map_to_workspace(frame: Frame, paths: list[str]) -> str | None:
+    """The workspace file a printed frame path means: exact, or the longest path suffix match
+    (absolute paths from another machine, ``./src/x.js``, Java's bare file names)."""
+    printed = re.sub(r"^(?:\./)+", "", frame.path.replace("\\", "/")).lstrip("/")
+    if printed in paths:
+        return printed
+    bare = "/" not in printed
+    best: str | None = None
+    for p in paths:
+        suffix = printed.endswith("/" + p)
+        java_like = bare and p.endswith("/" + printed) and (not frame.hint or frame.hint in p)
+        if (suffix or java_like) and (best is None or len(p) > len(best)):
+            best = p
+    return best

@@ -1,0 +1,107 @@
+"""Stack traces in five languages, and a pasted traceback ranking the failing function first."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from code_evidence.engine import Engine
+from code_evidence.query import analyze
+from code_evidence.schema import FindRequest
+from code_evidence.traces import (
+    Frame,
+    error_messages,
+    map_to_workspace,
+    message_fragments,
+    parse_frames,
+)
+
+PY = """Traceback (most recent call last):
+  File "/home/dev/shop/app.py", line 3, in <module>
+    main()
+  File "/home/dev/shop/src/shop/cart.py", line 20, in total
+    subtotal -= subtotal * discount_for(self.code)
+  File "/home/dev/shop/src/shop/pricing.py", line 6, in discount_for
+    if code.startswith("VIP"):
+AttributeError: 'NoneType' object has no attribute 'startswith'"""
+
+JS = """TypeError: Cannot read properties of undefined (reading 'id')
+    at getUser (/app/src/users.ts:42:17)
+    at async handler (file:///app/src/routes/index.js:10:3)"""
+
+GO = """panic: runtime error: index out of range [5] with length 3
+
+goroutine 1 [running]:
+main.lookup(...)
+\t/home/u/proj/cmd/tool/main.go:12 +0x1d
+main.main()
+\t/home/u/proj/cmd/tool/main.go:20 +0x25"""
+
+RUST = """thread 'main' panicked at src/parser.rs:88:14:
+called `Option::unwrap()` on a `None` value"""
+
+JAVA = """Exception in thread "main" java.lang.IllegalStateException: Queue full for group orders
+\tat com.acme.queue.Broker.offer(Broker.java:57)
+\tat com.acme.App.main(App.java:12)"""
+
+
+def test_python_frames_innermost_first() -> None:
+    frames = parse_frames(PY)
+    assert [(f.path.rsplit("/", 1)[-1], f.line, f.function) for f in frames] == [
+        ("pricing.py", 6, "discount_for"),
+        ("cart.py", 20, "total"),
+        ("app.py", 3, "<module>"),
+    ]
+    assert error_messages(PY) == ["AttributeError: 'NoneType' object has no attribute 'startswith'"]
+
+
+def test_other_languages() -> None:
+    assert [(f.path, f.line, f.function) for f in parse_frames(JS)] == [
+        ("/app/src/users.ts", 42, "getUser"),
+        ("/app/src/routes/index.js", 10, "handler"),
+    ]
+    assert [(f.line, f.function) for f in parse_frames(GO)] == [(12, "lookup"), (20, "main")]
+    assert [(f.path, f.line) for f in parse_frames(RUST)] == [("src/parser.rs", 88)]
+    java = parse_frames(JAVA)
+    assert java[0] == Frame("Broker.java", 57, "offer", "com/acme/queue/")
+    assert message_fragments(error_messages(JAVA)[0]) == ["Queue full for group orders"]
+
+
+def test_fragments_drop_formatted_values() -> None:
+    msg = "ValueError: invalid literal for int() with base 10: 'abc'"
+    assert message_fragments(msg) == ["invalid literal for int() with base"]
+    assert message_fragments("KeyError: 'user'") == []
+
+
+def test_frame_paths_map_onto_the_workspace() -> None:
+    paths = ["src/shop/cart.py", "cart.py", "src/main/java/com/acme/queue/Broker.java"]
+    assert map_to_workspace(Frame("/home/x/src/shop/cart.py", 1, None), paths) == (
+        "src/shop/cart.py"
+    )
+    assert map_to_workspace(Frame("./cart.py", 1, None), paths) == "cart.py"
+    java = Frame("Broker.java", 57, "offer", "com/acme/queue/")
+    assert map_to_workspace(java, paths) == "src/main/java/com/acme/queue/Broker.java"
+    assert map_to_workspace(Frame("/usr/lib/python3.11/json/decoder.py", 1, None), paths) is None
+
+
+def test_traceback_query_is_a_failure_intent() -> None:
+    qa = analyze(PY)
+    assert qa.intent == "fix-failure"
+    assert qa.frames[0].function == "discount_for"
+
+
+def test_pasted_traceback_ranks_the_failing_function_first(project: Path, tmp_path: Path) -> None:
+    with Engine(project, tmp_path / "idx") as eng:
+        res = eng.find(FindRequest(PY))
+    top = res.results[0]
+    assert (top.path, top.symbol) == ("src/shop/pricing.py", "discount_for")
+    assert "innermost-frame" in top.reasons
+    cart = next(r for r in res.results if r.symbol == "Cart.total")
+    assert "stack-frame" in cart.reasons
+    assert "recall.trace" in res.trace
+
+
+def test_error_message_alone_finds_the_raise(project: Path, tmp_path: Path) -> None:
+    with Engine(project, tmp_path / "idx") as eng:
+        res = eng.find(FindRequest("OAuthStateError: state mismatch"))
+    assert res.results[0].symbol == "check_oauth_state"
+    assert "error-message" in res.results[0].reasons
