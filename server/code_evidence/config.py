@@ -49,7 +49,7 @@ class RankingConfig:
     test_penalty: float = 0.5  # multiplier on test chunks unless the query is about tests
     per_file_results: int = 3  # at most this many chunks of one file in the ranked list
     rerank_budget_ms: int = 300  # the rerank stage gives up (keeping the fused order) past this
-    insufficient_below: float = 0.25  # confidence under this: evidence is reported as weak
+    insufficient_below: float = 0.3  # confidence under this: evidence is reported as weak
 
 
 @dataclass(slots=True)

@@ -601,6 +601,10 @@ def _normalise_newlines(text: str) -> str:
 def _evidence(c: Candidate) -> Evidence:
     ch = c.stored.chunk
     scores = {f"{name}_rank": float(rank) for name, rank in c.ranks.items()}
+    if "bm25" in c.channel_scores:
+        scores["bm25"] = c.channel_scores["bm25"]
+    if "vector" in c.channel_scores:
+        scores["cosine"] = c.channel_scores["vector"]
     scores.update({"fused": c.fused, "boost": c.boost, "factor": c.factor})
     if c.rerank is not None:
         scores["rerank"] = c.rerank
