@@ -245,3 +245,18 @@ def test_question_about_something_absent_is_refused(project: Path, tmp_path: Pat
     assert len(res.context.text.split("\n# ")) == 1  # the pack is minimal: one block at most
     assert not answered.insufficient
     assert answered.confidence > res.confidence
+
+
+def test_answers_are_cached_until_the_index_changes(project: Path, tmp_path: Path) -> None:
+    with Engine(project, tmp_path / "idx") as eng:
+        first = eng.find(FindRequest("voucher discount"))
+        again = eng.find(FindRequest("voucher discount"))
+        assert "cache" in again.trace and "cache" not in first.trace
+        assert [r.path for r in again.results] == [r.path for r in first.results]
+        other = eng.find(FindRequest("voucher discount", limit=3))
+        assert "cache" not in other.trace  # a different request is a different answer
+        pricing = project / "src/shop/pricing.py"
+        pricing.write_text(pricing.read_text().replace("0.15", "0.25"))
+        fresh = eng.find(FindRequest("voucher discount"))
+    assert "cache" not in fresh.trace
+    assert any("0.25" in r.text for r in fresh.results)

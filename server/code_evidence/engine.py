@@ -7,11 +7,13 @@ features and filters -> rerank -> assembly. Each stage is a module of the same n
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import shutil
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -51,6 +53,9 @@ from .vectors import VectorIndex
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 EMBED_BATCH = 256  # chunks per embed-and-save step: bounds work lost to a crash
+ANSWER_CACHE_SIZE = 256
+# Bump when ranking code changes what an answer is, so no cached answer survives it.
+RANKING_VERSION = "2026.11.29-1"
 
 
 class EngineError(Exception):
@@ -124,6 +129,7 @@ class Engine:
         self._index_lock = threading.Lock()
         self._indexing = False
         self._overlays: dict[str, str] = {}
+        self._answers: OrderedDict[tuple[object, ...], FindResult] = OrderedDict()
         self.notes: list[str] = []
         self._open_indexes()
 
@@ -369,6 +375,9 @@ class Engine:
                     "dirty": None if scan.git.dirty is None else str(int(scan.git.dirty)),
                     "indexed_at": stamp,
                     "model": model_id,
+                    "generation": str(
+                        int(self.store.get_meta("generation") or 0) + int(bool(updates or removed))
+                    ),
                 }
             )
         if removed_ids or added:
@@ -507,6 +516,52 @@ class Engine:
             t0 = time.perf_counter()
             report = self.index()
             trace["refresh"] = StageTrace(report.files_changed + report.files_removed, _ms(t0))
+        t0 = time.perf_counter()
+        key = self._answer_key(req, open_file)
+        cached = self._answers.get(key)
+        if cached is not None:
+            self._answers.move_to_end(key)
+            return dataclasses.replace(
+                cached, trace={**trace, "cache": StageTrace(1, _ms(t0))}, notes=notes
+            )
+        result = self._answer(req, open_file, trace, notes)
+        self._answers[key] = result
+        if len(self._answers) > ANSWER_CACHE_SIZE:
+            self._answers.popitem(last=False)
+        return result
+
+    def _answer_key(self, req: FindRequest, open_file: str | None) -> tuple[object, ...]:
+        """Everything an answer depends on: the index version (generation of the store and
+        how many vectors are in), the request, the open file's content, the configuration and
+        the ranking code's version. Any index change moves the generation, so a cached answer
+        can never outlive the code it cites."""
+        open_hash = None
+        if open_file is not None:
+            row = self.reader.file_row(open_file)
+            open_hash = row.content_hash if row else None
+        return (
+            self.reader.get_meta("generation"),
+            self.reader.get_meta("commit"),
+            self.reader.get_meta("branch"),
+            len(self.vectors),
+            req.query,
+            req.intent,
+            open_file,
+            open_hash,
+            req.line,
+            req.limit,
+            req.budget_tokens,
+            repr(self.config),
+            RANKING_VERSION,
+        )
+
+    def _answer(
+        self,
+        req: FindRequest,
+        open_file: str | None,
+        trace: dict[str, StageTrace],
+        notes: list[str],
+    ) -> FindResult:
         cfg = self.config
         t0 = time.perf_counter()
         qa = query.analyze(req.query, req.intent)

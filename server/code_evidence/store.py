@@ -98,6 +98,13 @@ _CHUNK_COLS = (
 )
 
 
+_FILE_COLS = "path, size, mtime_ns, content_hash, language, imports"
+
+
+def _row_to_file(r: tuple) -> FileRow:
+    return FileRow(r[0], r[1], r[2], r[3], r[4], tuple(json.loads(r[5])))
+
+
 def _row_to_chunk(row: sqlite3.Row | tuple) -> StoredChunk:
     (cid, path, start, end, symbol, kind, language, text, hsh, calls, t, g, v, emb) = row
     return StoredChunk(
@@ -175,10 +182,12 @@ class Store:
 
     # -- files --------------------------------------------------------------
     def files(self) -> dict[str, FileRow]:
-        rows = self.db.execute(
-            "SELECT path, size, mtime_ns, content_hash, language, imports FROM files"
-        ).fetchall()
-        return {r[0]: FileRow(r[0], r[1], r[2], r[3], r[4], tuple(json.loads(r[5]))) for r in rows}
+        rows = self.db.execute(f"SELECT {_FILE_COLS} FROM files").fetchall()
+        return {r[0]: _row_to_file(r) for r in rows}
+
+    def file_row(self, path: str) -> FileRow | None:
+        r = self.db.execute(f"SELECT {_FILE_COLS} FROM files WHERE path=?", (path,)).fetchone()
+        return None if r is None else _row_to_file(r)
 
     def paths(self) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT path FROM files")]
