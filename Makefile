@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 QUERY ?= where are chunks fused with reciprocal rank fusion
 
-.PHONY: install demo test lint bench clean
+.PHONY: install demo test lint bench clean test-client
 
 $(BIN)/code-evidence: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,3 +32,6 @@ bench: install
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
+
+test-client:
+	cd client-vscode && npm ci && npm run build && npm test
