@@ -260,3 +260,26 @@ def test_answers_are_cached_until_the_index_changes(project: Path, tmp_path: Pat
         fresh = eng.find(FindRequest("voucher discount"))
     assert "cache" not in fresh.trace
     assert any("0.25" in r.text for r in fresh.results)
+
+
+def test_deprecated_code_nobody_calls_sinks(project: Path, tmp_path: Path) -> None:
+    (project / "src/shop/mail.py").write_text(
+        "import warnings\n\n\n"
+        "def notify_customer_by_mail(address, body):\n"
+        '    """Deprecated: use notify_customer."""\n'
+        '    warnings.warn("use notify_customer", DeprecationWarning)\n'
+        "    return deliver_customer_mail(address, body)\n\n\n"
+        "def notify_customer(address, body):\n"
+        "    return deliver_customer_mail(address, body)\n\n\n"
+        "def deliver_customer_mail(address, body):\n"
+        "    return (address, body)\n\n\n"
+        "def checkout(cart):\n"
+        "    notify_customer(cart.address, 'thanks')\n"
+    )
+    with Engine(project, tmp_path / "idx") as eng:
+        res = eng.find(FindRequest("notify the customer by mail", limit=50))
+    by_symbol = {r.symbol: r for r in res.results}
+    assert "deprecated" in by_symbol["notify_customer_by_mail"].reasons
+    assert "deprecated" not in by_symbol["notify_customer"].reasons
+    symbols = [r.symbol for r in res.results]
+    assert symbols.index("notify_customer") < symbols.index("notify_customer_by_mail")

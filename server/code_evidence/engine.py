@@ -586,7 +586,13 @@ class Engine:
         trace["fuse"] = StageTrace(len(cands), _ms(t0))
         t0 = time.perf_counter()
         cands = features.apply_features(
-            cands, qa, editor, rec.relations, cfg, use_boosts=cfg.stages.features
+            cands,
+            qa,
+            editor,
+            rec.relations,
+            cfg,
+            use_boosts=cfg.stages.features,
+            caller_counts=self.reader.caller_counts,
         )
         trace["features"] = StageTrace(len(cands), _ms(t0))
         t0 = time.perf_counter()

@@ -7,6 +7,8 @@ fusion without calibration. Every boost leaves a reason tag: an answer must say 
 from __future__ import annotations
 
 import posixpath
+import re
+from collections.abc import Callable
 
 from .candidate import Candidate
 from .config import Config
@@ -25,7 +27,11 @@ W_INNERMOST_FRAME = 3.0  # the frame that raised: where a fix usually goes
 W_FRAME = 1.0
 W_ERROR_MESSAGE = 1.5  # holds a literal fragment of the pasted error message
 OPEN_FILE_FACTOR = 0.5  # the user already sees the open file; neighbours are the news
+DEPRECATED_FACTOR = 0.6  # marked deprecated and called by nothing in the workspace
 NON_CODE_FACTOR = 0.4  # docs and config rank below code unless the question is "explain"
+
+
+_DEPRECATED = re.compile(r"@[Dd]eprecated|\bDeprecationWarning\b|\bdeprecated\b|@deprecated")
 
 
 def apply_features(
@@ -35,12 +41,19 @@ def apply_features(
     relations: dict[int, set[str]],
     cfg: Config,
     use_boosts: bool = True,
+    caller_counts: Callable[[list[str]], dict[str, int]] | None = None,
 ) -> list[Candidate]:
-    """Filters always apply (they are policy, not ranking); boosts only when ``use_boosts``."""
+    """Filters always apply (they are policy, not ranking); boosts only when ``use_boosts``.
+    ``caller_counts`` (name -> how many chunks call it) lets dead deprecated code sink."""
     vote = 1.0 / (cfg.ranking.rrf_k + 1)
     names = set(qa.names)
     lower_names = {n.lower() for n in names}
     open_dir = posixpath.dirname(editor.open_file) if editor.open_file else None
+    deprecated = [c for c in cands if _DEPRECATED.search(c.stored.chunk.text)]
+    called = (
+        caller_counts([c.stored.name for c in deprecated]) if deprecated and caller_counts else {}
+    )
+    dead = {c.id for c in deprecated if c.stored.name and not called.get(c.stored.name)}
     out: list[Candidate] = []
     for c in cands:
         ch = c.stored.chunk
@@ -95,6 +108,9 @@ def apply_features(
                 if tag in rel:
                     boost += W_CALL
                     c.tag(tag)
+        if c.id in dead and "deprecat" not in qa.raw.lower():
+            c.factor *= DEPRECATED_FACTOR
+            c.tag("deprecated")
         if ch.language == "text" and qa.intent != "explain":
             c.factor *= NON_CODE_FACTOR
         c.boost = boost * vote
