@@ -283,3 +283,18 @@ def test_deprecated_code_nobody_calls_sinks(project: Path, tmp_path: Path) -> No
     assert "deprecated" not in by_symbol["notify_customer"].reasons
     symbols = [r.symbol for r in res.results]
     assert symbols.index("notify_customer") < symbols.index("notify_customer_by_mail")
+
+
+def test_pieces_of_one_long_function_come_back_as_one_result(project: Path, tmp_path: Path) -> None:
+    body = "".join(f"    step_{i} = refund_ledger_entry({i})\n" for i in range(200))
+    (project / "src/shop/refunds.py").write_text(
+        f"def reconcile_refund_ledger():\n{body}    return True\n"
+    )
+    with Engine(project, tmp_path / "idx") as eng:
+        eng.index()
+        pieces = eng.outline("src/shop/refunds.py")
+        res = eng.find(FindRequest("reconcile_refund_ledger refund_ledger_entry"))
+    assert len(pieces) >= 2  # the chunker split it
+    hits = [r for r in res.results if r.symbol == "reconcile_refund_ledger"]
+    assert len(hits) == 1 and "merged" in hits[0].reasons
+    assert (hits[0].start, hits[0].end) == (1, 202)

@@ -8,6 +8,7 @@ fit is reported, never silently cut.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,9 +25,43 @@ class Verdict:
     reason: str | None
 
 
+def merge_pieces(cands: list[Candidate]) -> list[Candidate]:
+    """Pieces of one symbol (a long function split in two, overlapping windows of one file)
+    that both made the list become one result, at the better piece's rank: the caller wants
+    the function, not two halves of it competing for slots."""
+    out: list[Candidate] = []
+    groups: dict[tuple[str, str, str], list[Candidate]] = {}
+    for c in cands:
+        ch = c.stored.chunk
+        group = groups.setdefault((ch.path, ch.symbol, ch.kind), [])
+        host = next(
+            (
+                o
+                for o in group
+                if ch.start <= o.stored.chunk.end + 1 and o.stored.chunk.start <= ch.end + 1
+            ),
+            None,
+        )
+        if host is None:
+            out.append(c)
+            group.append(c)
+            continue
+        h = host.stored.chunk
+        merged = dataclasses.replace(
+            h,
+            start=min(h.start, ch.start),
+            end=max(h.end, ch.end),
+            text=_merge_text(h.start, h.text, ch.start, ch.text),
+        )
+        host.stored = dataclasses.replace(host.stored, chunk=merged)
+        host.tag("merged")
+    return out
+
+
 def diversify(cands: list[Candidate], per_file: int) -> list[Candidate]:
     """Keep the order, but move a file's chunks beyond ``per_file`` behind everything else, so
     the first screen of results spans files instead of five neighbours of one."""
+    cands = merge_pieces(cands)
     seen: dict[str, int] = {}
     head: list[Candidate] = []
     tail: list[Candidate] = []
