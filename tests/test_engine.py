@@ -298,3 +298,22 @@ def test_pieces_of_one_long_function_come_back_as_one_result(project: Path, tmp_
     hits = [r for r in res.results if r.symbol == "reconcile_refund_ledger"]
     assert len(hits) == 1 and "merged" in hits[0].reasons
     assert (hits[0].start, hits[0].end) == (1, 202)
+
+
+def test_as_of_answers_from_another_commit_without_touching_the_tree(
+    project: Path, tmp_path: Path
+) -> None:
+    before = git(project, "status", "--porcelain")
+    with Engine(project, tmp_path / "idx") as eng:
+        past = eng.find_as_of(FindRequest("shipping_cost"), "feature")
+        assert past.results[0].path == "src/shop/shipping.py"
+        assert past.commit == git(project, "rev-parse", "feature")
+        assert past.notes[0].startswith("answered as of feature")
+        now = eng.find(FindRequest("shipping_cost"))
+        assert all(r.path != "src/shop/shipping.py" for r in now.results)
+        first = eng.find_as_of(FindRequest("delete_file unlink"), "HEAD~1")
+        assert all(r.symbol != "delete_file" for r in first.results)
+        with pytest.raises(EngineError, match="does not name a commit"):
+            eng.find_as_of(FindRequest("x"), "no-such-branch")
+    assert git(project, "status", "--porcelain") == before
+    assert git(project, "rev-parse", "--abbrev-ref", "HEAD") == "main"

@@ -5,10 +5,9 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from conftest import ROOT
-
 from code_evidence.config import Config
 from code_evidence.schema import Evidence, FindResult
+from conftest import ROOT
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 

@@ -24,7 +24,7 @@ import numpy as np
 import platformdirs
 from filelock import FileLock, Timeout
 
-from . import assemble, features, fuse, query, recall, rerank
+from . import assemble, features, fuse, history, query, recall, rerank
 from .candidate import Candidate
 from .chunk import chunk_file, detect_language
 from .config import Config, load_config
@@ -528,6 +528,22 @@ class Engine:
         self._answers[key] = result
         if len(self._answers) > ANSWER_CACHE_SIZE:
             self._answers.popitem(last=False)
+        return result
+
+    def find_as_of(self, req: FindRequest, ref: str) -> FindResult:
+        """Answer from the code as it was at ``ref``: a snapshot of that commit indexed in the
+        cache (never the user's working tree), its chunks embedded through the shared cache."""
+        try:
+            sha, tree = history.snapshot(self.workspace, ref, cache_root())
+        except history.HistoryError as exc:
+            raise EngineError(str(exc)) from exc
+        with Engine(
+            tree, tree.parent / "index", config=self.config, embedder=self._embedder
+        ) as past:
+            result = past.find(req)
+        result.workspace = str(self.workspace)
+        result.commit, result.branch = sha, None
+        result.notes = [f"answered as of {ref} ({sha[:12]}), not the working tree", *result.notes]
         return result
 
     def _answer_key(self, req: FindRequest, open_file: str | None) -> tuple[object, ...]:

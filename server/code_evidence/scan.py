@@ -174,7 +174,7 @@ def _git_env() -> dict[str, str]:
     return env
 
 
-def _git(root: Path, *args: str, timeout: float = _STATE_TIMEOUT_S) -> bytes | None:
+def git_output(root: Path, *args: str, timeout: float = _STATE_TIMEOUT_S) -> bytes | None:
     """stdout of one git command, or None when git is missing, fails or hangs.
 
     ``safe.directory=*`` lets a checkout owned by another user work; in exchange we switch off
@@ -217,11 +217,11 @@ def _line(out: bytes | None) -> str | None:
 
 
 def git_state(root: Path) -> GitState:
-    if _git(root, "rev-parse", "--show-toplevel") is None:
+    if git_output(root, "rev-parse", "--show-toplevel") is None:
         return GitState(False, None, None, None)
-    commit = _line(_git(root, "rev-parse", "-q", "--verify", "HEAD^{commit}"))
-    branch = _line(_git(root, "symbolic-ref", "--short", "-q", "HEAD"))
-    status = _git(
+    commit = _line(git_output(root, "rev-parse", "-q", "--verify", "HEAD^{commit}"))
+    branch = _line(git_output(root, "symbolic-ref", "--short", "-q", "HEAD"))
+    status = git_output(
         root,
         "status",
         "--porcelain",
@@ -396,7 +396,7 @@ class _Collector:
 
 def _scan_git(col: _Collector) -> bool:
     """Fill ``col`` from ``git ls-files``; False when git could not list the tree."""
-    out = _git(
+    out = git_output(
         col.root,
         "ls-files",
         "-z",

@@ -1,0 +1,60 @@
+"""The code as it was at a commit, without touching the user's working tree.
+
+``--as-of REF`` answers from a snapshot: ``git archive`` of that commit unpacked into the cache
+and indexed like any folder. Snapshots are keyed by commit, so asking again is free, and their
+chunks go through the shared content-addressed embedding cache, so only code that no longer
+exists in any indexed tree costs embeddings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import shutil
+import tarfile
+import tempfile
+from pathlib import Path
+
+from .scan import git_output
+
+
+class HistoryError(ValueError):
+    """The reference does not name a commit of this repository."""
+
+
+def resolve_commit(workspace: Path, ref: str) -> str:
+    if not ref.strip() or ref.startswith("-"):
+        raise HistoryError(f"not a git revision: {ref!r}")
+    out = git_output(workspace, "rev-parse", "-q", "--verify", f"{ref}^{{commit}}")
+    if not out:
+        raise HistoryError(f"{ref!r} does not name a commit in {workspace}")
+    return out.decode().strip()
+
+
+def snapshot(workspace: Path, ref: str, cache_root: Path) -> tuple[str, Path]:
+    """(commit sha, folder holding the tree of the workspace at that commit)."""
+    sha = resolve_commit(workspace, ref)
+    top = git_output(workspace, "rev-parse", "--show-toplevel")
+    prefix = git_output(workspace, "rev-parse", "--show-prefix")
+    if top is None or prefix is None:
+        raise HistoryError(f"{workspace} is not inside a git repository")
+    digest = hashlib.sha256(str(workspace.resolve()).encode()).hexdigest()[:12]
+    base = cache_root / "as-of" / f"{workspace.name}-{digest}-{sha[:12]}"
+    tree = base / "tree"
+    if tree.is_dir():
+        return sha, tree
+    subdir = prefix.decode().strip().rstrip("/")
+    args = ["archive", "--format=tar", sha] + ([subdir] if subdir else [])
+    data = git_output(workspace, *args, timeout=300)
+    if data is None:
+        raise HistoryError(f"git archive of {sha[:12]} failed")
+    base.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix="tree-", dir=base))
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
+            tar.extractall(tmp, filter="data")  # refuses absolute paths, links out, devices
+        source = tmp / subdir if subdir else tmp
+        source.rename(tree)  # atomic: a half-unpacked tree is never used
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return sha, tree
