@@ -49,6 +49,7 @@ from .schema import (
     Status,
 )
 from .store import FileRow, Store, StoreCorrupt, StoredChunk
+from .tracelog import TraceLog
 from .vectors import VectorIndex
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
@@ -130,6 +131,7 @@ class Engine:
         self._indexing = False
         self._overlays: dict[str, str] = {}
         self._answers: OrderedDict[tuple[object, ...], FindResult] = OrderedDict()
+        self.requests = TraceLog(self.index_dir / "requests.jsonl")
         self.notes: list[str] = []
         self._open_indexes()
 
@@ -525,6 +527,8 @@ class Engine:
                 cached, trace={**trace, "cache": StageTrace(1, _ms(t0))}, notes=notes
             )
         result = self._answer(req, open_file, trace, notes)
+        if not self.read_only:
+            self.requests.record(result, open_file, req.line)
         self._answers[key] = result
         if len(self._answers) > ANSWER_CACHE_SIZE:
             self._answers.popitem(last=False)
