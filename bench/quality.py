@@ -39,6 +39,8 @@ DEFAULT_SHARED = REPO.parent / "shared" / "bench"
 CACHE_ROOT = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "code-evidence-bench"
 DEFAULT_WS = CACHE_ROOT / "ws"
 DEFAULT_INDEX_ROOT = CACHE_ROOT / "index"
+# Traceback cases built from the same workspaces (bench/failures/README.md); one file per dataset.
+FAILURES_DIR = REPO / "bench" / "failures" / "cases"
 
 LIMIT = 20
 TOP_FILES = 10
@@ -57,6 +59,9 @@ CONFIGS: dict[str, frozenset[str] | None] = {
 }
 GROUPS = ("commit a", "commit b", "docstring")
 COMMIT_POOLED = "commit a+b"
+# Groups of the local failure cases: scored the same way, but score.py's cross-check and the
+# reference comparison cover only the shared GROUPS (no baseline exists for these).
+FAILURE_GROUPS = ("trace", "message")
 
 # Best reference method per group, from the "Reference baselines (dev set)" table of
 # shared/bench/README.md: hybrid-rrf for commit a and docstring, hybrid-rrf+open for commit b.
@@ -76,7 +81,7 @@ GOALS: dict[str, float] = {COMMIT_POOLED: 0.75, "docstring": 0.85}
 class Case:
     id: str
     dataset: str
-    kind: str  # commit | docstring
+    kind: str  # commit | docstring | trace | message
     variant: str  # a | b
     query: str
     open_file: str | None
@@ -84,7 +89,7 @@ class Case:
 
     @property
     def group(self) -> str:
-        return self.kind if self.kind == "docstring" else f"{self.kind} {self.variant}"
+        return f"{self.kind} {self.variant}" if self.kind == "commit" else self.kind
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,8 +127,18 @@ def load_manifest(shared: Path) -> list[dict[str, Any]]:
 
 
 def load_cases(shared: Path, dataset: dict[str, Any], cases_limit: int | None) -> list[Case]:
+    return read_cases(shared / dataset["cases"], dataset["name"], cases_limit)
+
+
+def load_failure_cases(folder: Path, dataset: str, cases_limit: int | None) -> list[Case]:
+    """The dataset's failure cases, if any were built for it (not every dataset has them)."""
+    path = folder / f"{dataset}.jsonl"
+    return read_cases(path, dataset, cases_limit) if path.is_file() else []
+
+
+def read_cases(path: Path, dataset: str, cases_limit: int | None) -> list[Case]:
     cases: list[Case] = []
-    with open(shared / dataset["cases"], encoding="utf-8") as f:
+    with open(path, encoding="utf-8") as f:
         for line in f:
             if not line.strip():
                 continue
@@ -137,7 +152,7 @@ def load_cases(shared: Path, dataset: dict[str, Any], cases_limit: int | None) -
             cases.append(
                 Case(
                     id=c["id"],
-                    dataset=dataset["name"],
+                    dataset=dataset,
                     kind=c["kind"],
                     variant=c["variant"],
                     query=c["query"],
@@ -207,7 +222,7 @@ def group_metrics(runs: list[CaseRun]) -> dict[str, dict[str, float | int | None
         by_group.setdefault(r.case.group, []).append(r.metrics)
         if r.case.kind == "commit":
             by_group.setdefault(COMMIT_POOLED, []).append(r.metrics)
-    order = [*GROUPS, COMMIT_POOLED]
+    order = [*GROUPS, COMMIT_POOLED, *FAILURE_GROUPS]
     keys = sorted(by_group, key=lambda g: (order.index(g) if g in order else len(order), g))
     return {g: aggregate(by_group[g]) for g in keys}
 
@@ -578,6 +593,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "an update time, and engine changes that do not touch files may not show)",
     )
     ap.add_argument("--cases-limit", type=int, default=None, help="first N cases per dataset")
+    ap.add_argument(
+        "--failures",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help=f"also run the traceback cases of {FAILURES_DIR.relative_to(REPO)} (default: when "
+        "that folder exists)",
+    )
     args = ap.parse_args(argv)
     if args.limit < TOP_FILES:
         ap.error(f"--limit must be at least {TOP_FILES} (the metrics read the top {TOP_FILES})")
@@ -598,6 +620,9 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"unknown dataset(s) {', '.join(unknown)}; known: {', '.join(known)}")
     datasets = [d for d in manifest if not args.dataset or d["name"] in args.dataset]
     configs = list(CONFIGS) if args.ablation else ["full"]
+    failures = FAILURES_DIR.is_dir() if args.failures is None else args.failures
+    if failures and not FAILURES_DIR.is_dir():
+        raise SystemExit(f"{FAILURES_DIR}: missing (build it with bench/failures/make_cases.py)")
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     out: Path = args.out or REPO / "bench" / "results" / f"quality-{stamp}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -608,6 +633,8 @@ def main(argv: list[str] | None = None) -> int:
     for d in datasets:
         ws = ensure_workspace(shared, args.ws.resolve(), d["name"])
         cases = load_cases(shared, d, args.cases_limit)
+        if failures:
+            cases += load_failure_cases(FAILURES_DIR, d["name"], args.cases_limit)
         index_dir = args.index_root.resolve() / d["name"]
         dataset_runs.append(
             run_dataset(
@@ -648,6 +675,8 @@ def main(argv: list[str] | None = None) -> int:
     compare = {c: comparison(pooled[c]) for c in configs}
     goal_rows = {c: goals(pooled[c]) for c in configs}
     print("\n" + comparison_table(compare, goal_rows))
+    if any(g in pooled["full"] for g in FAILURE_GROUPS):
+        print(f"({', '.join(FAILURE_GROUPS)}: local cases, no reference baseline to compare with)")
     print("\n" + latency_table(latencies))
     for c in configs:
         for e in latencies[c]["error_cases"][:3]:
