@@ -97,6 +97,12 @@ def classify_intent(raw: str, has_trace: bool) -> str:
     return "find-file"
 
 
+def _exception_type_names(message: str) -> list[str]:
+    """``click.exceptions.BadParameter: ...`` -> the dotted name and its last component."""
+    dotted = message.split(":", 1)[0].split()[-1] if message.split(":", 1)[0].split() else ""
+    return [dotted, dotted.rsplit(".", 1)[-1]] if dotted else []
+
+
 def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
     quoted = [next(g for g in m.groups() if g) for m in _QUOTED_RE.finditer(raw)]
     paths: list[str] = []
@@ -117,13 +123,20 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
             continue
         if _looks_like_identifier(word):
             identifiers.append(word.removesuffix("()"))
+    frames = parse_frames(raw)
+    messages = error_messages(raw)
+    fragments = [f for m in messages for f in message_fragments(m)]
+    # In an error line, the exception's type says what kind of failure it is, not where it
+    # happened, and quoted parts are values formatted into the message: neither is a name the
+    # answer must contain.
+    exception_types = {part for m in messages for part in _exception_type_names(m)}
+    in_messages = {q for q in quoted if any(q in m for m in messages)}
+    quoted = [q for q in quoted if q not in in_messages]
+    identifiers = [i for i in identifiers if i not in exception_types]
     for q in quoted:
         if re.fullmatch(r"[A-Za-z_][\w.]*", q):
             identifiers.append(q)
     identifiers = list(dict.fromkeys(identifiers))
-    frames = parse_frames(raw)
-    messages = error_messages(raw)
-    fragments = [f for m in messages for f in message_fragments(m)]
     resolved_intent = intent if intent != "auto" else classify_intent(raw, bool(frames))
 
     terms: list[str] = []
