@@ -109,6 +109,10 @@ class CaseRun:
     error: str | None
     metrics: dict[str, float] = field(default_factory=dict)
     stage_ms: dict[str, float] = field(default_factory=dict)
+    # Hard negatives: kinds of result ranked above the first gold file (or in the top 10 when
+    # no gold file made it): "test", "vendored/generated", "same-name" (a symbol named like
+    # the gold one, elsewhere).
+    outranked_by: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -386,7 +390,48 @@ def run_case(eng: Any, schema: Any, case: Case, limit: int) -> CaseRun:
     stage_ms = {s: float(t.ms) for s, t in (getattr(res, "trace", None) or {}).items()}
     run = CaseRun(case, hits, ms, None, stage_ms=stage_ms)
     run.metrics = score_case(case, hits)
+    run.outranked_by = hard_negatives(eng, case, res.results)
     return run
+
+
+HARD_NEGATIVES = ("test", "vendored/generated", "same-name")
+
+
+def hard_negatives(eng: Any, case: Case, results: list[Any]) -> list[str]:
+    from code_evidence.chunk import file_flags
+
+    gold_rank = next((i for i, e in enumerate(results) if e.path in case.gold), 10)
+    gold_names = set()
+    for path, ranges in case.gold.items():
+        for start, _end in ranges:
+            at = eng.symbol_at(path, start)
+            if at is not None and at.symbol:
+                gold_names.add(at.symbol.rsplit(".", 1)[-1])
+    kinds = set()
+    for e in results[: min(gold_rank, 10)]:
+        is_test, is_generated, is_vendor = file_flags(e.path, "")
+        if is_test:
+            kinds.add("test")
+        if is_generated or is_vendor:
+            kinds.add("vendored/generated")
+        if e.symbol and e.symbol.rsplit(".", 1)[-1] in gold_names:
+            kinds.add("same-name")
+    return sorted(kinds)
+
+
+def hard_negative_table(runs: list[CaseRun]) -> tuple[str, dict[str, dict[str, float]]]:
+    """Share of cases per group where each kind of hard negative outranks the gold."""
+    by_group: dict[str, list[CaseRun]] = {}
+    for r in runs:
+        by_group.setdefault(r.case.group, []).append(r)
+    data = {
+        g: {k: sum(k in r.outranked_by for r in rs) / len(rs) for k in HARD_NEGATIVES}
+        for g, rs in by_group.items()
+    }
+    lines = [f"{'group':<12}" + "".join(f"{k:>20}" for k in HARD_NEGATIVES)]
+    for g, row in data.items():
+        lines.append(f"{g:<12}" + "".join(f"{row[k]:>20.3f}" for k in HARD_NEGATIVES))
+    return "\n".join(lines), data
 
 
 def run_dataset(
@@ -541,6 +586,7 @@ def per_case_record(r: CaseRun) -> dict[str, Any]:
         "top_chunks": [f"{h.path}:{h.start}-{h.end}" for h in r.hits[:TOP_CHUNKS]],
         "ms": round(r.ms, 2),
         "error": r.error,
+        "outranked_by": r.outranked_by,
     }
 
 
@@ -672,6 +718,9 @@ def main(argv: list[str] | None = None) -> int:
             if g != COMMIT_POOLED
         )
         print(f"  {name:<24} {cells}")
+    negatives_text, negatives = hard_negative_table(full_runs)
+    print("\nhard negatives [full]: share of cases where one outranks the gold file")
+    print(negatives_text)
     compare = {c: comparison(pooled[c]) for c in configs}
     goal_rows = {c: goals(pooled[c]) for c in configs}
     print("\n" + comparison_table(compare, goal_rows))
@@ -709,6 +758,7 @@ def main(argv: list[str] | None = None) -> int:
         "goals": GOALS,
         "metrics": pooled,
         "per_dataset": per_dataset,
+        "hard_negatives": negatives,
         "comparison": compare,
         "goal_check": goal_rows,
         "latency": latencies,
