@@ -232,6 +232,7 @@ def test_context_pack_respects_budget_and_reports_drops(project: Path, tmp_path:
             "per-file-quota",
             "max-blocks",
             "weak-evidence",
+            "score-gap",
         }
         assert eng.embedder.count_tokens(res.context.text) == res.context.tokens
 
@@ -317,3 +318,13 @@ def test_as_of_answers_from_another_commit_without_touching_the_tree(
             eng.find_as_of(FindRequest("x"), "no-such-branch")
     assert git(project, "status", "--porcelain") == before
     assert git(project, "rev-parse", "--abbrev-ref", "HEAD") == "main"
+
+
+def test_pack_returns_the_class_around_a_method_when_it_fits(project: Path, tmp_path: Path) -> None:
+    with Engine(project, tmp_path / "idx") as eng:
+        roomy = eng.find(FindRequest("Cart.total subtotal tax", budget_tokens=2000))
+        tight = eng.find(FindRequest("Cart.total subtotal tax", budget_tokens=150))
+    assert roomy.results[0].symbol == "Cart.total"
+    assert roomy.context.text.startswith("# src/shop/cart.py:4-21  Cart\n")
+    assert "def add_item" in roomy.context.text  # the whole class came with it
+    assert tight.context.text.startswith("# src/shop/cart.py:18-21  Cart.total\n")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from .candidate import Candidate
 from .query import QueryAnalysis
-from .schema import ContextPack, Dropped
+from .schema import Chunk, ContextPack, Dropped
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,16 +120,25 @@ def judge(
     return Verdict(round(confidence, 3), False, None)
 
 
+Scope = tuple[int, int, str, str]  # start, end, symbol, text of an enclosing definition
+SCORE_GAP = 0.4  # blocks scoring under this share of the best one stay out of the pack
+PARENT_SHARE = 0.4  # a parent scope may take at most this share of the budget
+
+
 def assemble_context(
     ranked: list[Candidate],
     budget: int,
     count_tokens: Callable[[str], int],
     per_file_blocks: int,
     verdict: Verdict,
+    parent_of: Callable[[Chunk], Scope | None] | None = None,
     max_blocks: int = 20,
 ) -> ContextPack:
-    """Best first into the budget. When evidence is weak, the pack holds only the single best
-    block (if it fits) so it is minimal rather than padded with guesses. Only the first
+    """Best first into the budget, until the scores fall off (``SCORE_GAP``): how much goes in
+    follows the evidence, not a fixed count. Small chunks are what ranks; their enclosing
+    definition (``parent_of``: the class of a method) is what goes in when it fits, since a
+    method read without its class is often misread. When evidence is weak, the pack holds only
+    the single best block so it is minimal rather than padded with guesses. Only the first
     ``2 * max_blocks`` candidates are considered, so ``dropped`` lists near misses, not the
     whole recall tail."""
     ranked = ranked[: 2 * max_blocks]
@@ -138,17 +147,18 @@ def assemble_context(
     per_file: dict[str, int] = {}
     used = 0
     limit = 1 if verdict.insufficient else max_blocks
+    floor = ranked[0].score * SCORE_GAP if ranked else 0.0
     for c in ranked:
         ch = c.stored.chunk
-        if len(blocks) >= limit:
-            dropped.append(
-                Dropped(
-                    ch.path,
-                    ch.start,
-                    ch.end,
-                    "weak-evidence" if verdict.insufficient else "max-blocks",
-                )
+        if len(blocks) >= limit or (blocks and c.score < floor):
+            reason = (
+                "weak-evidence"
+                if verdict.insufficient
+                else "score-gap"
+                if c.score < floor
+                else "max-blocks"
             )
+            dropped.append(Dropped(ch.path, ch.start, ch.end, reason))
             continue
         merged = False
         for i, (p, s, e, sym, text) in enumerate(blocks):
@@ -172,12 +182,18 @@ def assemble_context(
         if per_file.get(ch.path, 0) >= per_file_blocks:
             dropped.append(Dropped(ch.path, ch.start, ch.end, "per-file-quota"))
             continue
-        header = _header(ch.path, ch.start, ch.end, ch.symbol)
-        cost = count_tokens(header) + count_tokens(ch.text)
+        block = (ch.path, ch.start, ch.end, ch.symbol, ch.text)
+        cost = count_tokens(_header(*block[:4])) + count_tokens(ch.text)
+        scope = parent_of(ch) if parent_of else None
+        if scope is not None:
+            start, end, symbol, text = scope
+            scope_cost = count_tokens(_header(ch.path, start, end, symbol)) + count_tokens(text)
+            if used + scope_cost <= budget and scope_cost <= PARENT_SHARE * budget:
+                block, cost = (ch.path, start, end, symbol, text), scope_cost
         if used + cost > budget:
             dropped.append(Dropped(ch.path, ch.start, ch.end, "budget"))
             continue
-        blocks.append((ch.path, ch.start, ch.end, ch.symbol, ch.text))
+        blocks.append(block)
         per_file[ch.path] = per_file.get(ch.path, 0) + 1
         used += cost
     parts = [f"{_header(p, s, e, sym)}\n{text}" for p, s, e, sym, text in blocks]

@@ -550,6 +550,27 @@ class Engine:
         result.notes = [f"answered as of {ref} ({sha[:12]}), not the working tree", *result.notes]
         return result
 
+    def _parent_scope(self, chunk: Chunk) -> assemble.Scope | None:
+        """The class around a method: every stored chunk of that class, lines in between
+        kept blank (they were blank or comments between members)."""
+        if chunk.kind != "method" or "." not in chunk.symbol:
+            return None
+        owner = chunk.symbol.rsplit(".", 1)[0]
+        members = [
+            sc.chunk
+            for sc in self.reader.chunks_of(chunk.path)
+            if sc.chunk.symbol == owner or sc.chunk.symbol.startswith(owner + ".")
+        ]
+        if len(members) < 2:
+            return None
+        start = min(m.start for m in members)
+        end = max(m.end for m in members)
+        lines = [""] * (end - start + 1)
+        for m in members:
+            for i, text in enumerate(m.text.split("\n")):
+                lines[m.start - start + i] = text
+        return start, end, owner, "\n".join(lines)
+
     def _answer_key(self, req: FindRequest, open_file: str | None) -> tuple[object, ...]:
         """Everything an answer depends on: the index version (generation of the store and
         how many vectors are in), the request, the open file's content, the configuration and
@@ -631,7 +652,12 @@ class Engine:
         verdict = assemble.judge(ranked, qa, max_fused, cfg.ranking.insufficient_below)
         budget = req.budget_tokens if req.budget_tokens is not None else cfg.context.budget_tokens
         context = assemble.assemble_context(
-            ranked, budget, self.embedder.count_tokens, cfg.context.per_file_blocks, verdict
+            ranked,
+            budget,
+            self.embedder.count_tokens,
+            cfg.context.per_file_blocks,
+            verdict,
+            parent_of=self._parent_scope,
         )
         results = [_evidence(c) for c in ranked[: req.limit]]
         trace["assemble"] = StageTrace(len(results), _ms(t0))
