@@ -189,6 +189,8 @@ def test_bad_inputs_are_clear_and_harmless(project: Path, tmp_path: Path) -> Non
     with Engine(project, tmp_path / "idx") as eng:
         report = eng.index()
         assert report.skipped.get("binary") == 1
+        assert eng.status().pending == 0  # a skipped file is remembered, not pending forever
+        assert eng.index().files_changed == 0
         with pytest.raises(EngineError, match="empty"):
             eng.find(FindRequest("   "))
         with pytest.raises(EngineError, match="outside"):

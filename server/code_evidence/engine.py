@@ -262,16 +262,15 @@ class Engine:
 
     # -- indexing -----------------------------------------------------------
     def _plan(self, entries: list[FileEntry]) -> _Plan:
-        known = self.store.files()
+        """Compare the scan with what is indexed (or was read and skipped) by size and mtime.
+        Reads the committed state, so status can call it while a pass runs."""
+        known = {p: (row.size, row.mtime_ns) for p, row in self.reader.files().items()}
+        skipped = self.reader.skipped_stats()
         to_read = [
-            e
-            for e in entries
-            if (row := known.get(e.path)) is None
-            or row.size != e.size
-            or row.mtime_ns != e.mtime_ns
+            e for e in entries if known.get(e.path, skipped.get(e.path)) != (e.size, e.mtime_ns)
         ]
         present = {e.path for e in entries}
-        removed = [p for p in known if p not in present]
+        removed = [p for p in [*known, *skipped] if p not in present]
         return _Plan(to_read, removed, len(entries) - len(to_read))
 
     def index(
@@ -316,6 +315,7 @@ class Engine:
         known = self.store.files()
         updates: list[tuple[FileEntry, FileRow, list[Chunk], bool]] = []
         touches: list[FileEntry] = []
+        skips: list[tuple[FileEntry, str]] = []
         removed = list(plan.removed)
         for i, entry in enumerate(plan.to_read):
             if progress:
@@ -329,6 +329,7 @@ class Engine:
                     loaded = load_text(self.workspace, entry.path, self.config.index)
             except SkipFile as skip:
                 skipped[skip.reason] = skipped.get(skip.reason, 0) + 1
+                skips.append((entry, skip.reason))
                 if entry.path in known:
                     removed.append(entry.path)
                 continue
@@ -350,6 +351,11 @@ class Engine:
         stamp = datetime.now(UTC).isoformat(timespec="seconds")
         with self.store.transaction():
             self.store._set_meta({"derived_dirty": "1"})
+            self.store.forget_skipped(
+                [*removed, *(e.path for e in touches), *(u[0].path for u in updates)]
+            )
+            for entry, reason in skips:
+                self.store.set_skipped(entry.path, entry.size, entry.mtime_ns, reason)
             for entry in touches:
                 self.store.touch_file(entry.path, entry.size, entry.mtime_ns)
             for path in removed:
@@ -377,9 +383,6 @@ class Engine:
                     "dirty": None if scan.git.dirty is None else str(int(scan.git.dirty)),
                     "indexed_at": stamp,
                     "model": model_id,
-                    "generation": str(
-                        int(self.store.get_meta("generation") or 0) + int(bool(updates or removed))
-                    ),
                 }
             )
         if removed_ids or added:
@@ -390,7 +393,11 @@ class Engine:
             self.lexical.commit()
             self.vectors.remove(removed_ids)
             self.vectors.save()
-        self.store.set_meta_now({"derived_dirty": "0"})
+        # The generation (part of every cached answer's key) moves only now that the lexical
+        # and vector indexes hold the change: an answer computed in between is keyed under the
+        # old generation and can never be served for the new state.
+        generation = int(self.store.get_meta("generation") or 0) + int(bool(updates or removed))
+        self.store.set_meta_now({"derived_dirty": "0", "generation": str(generation)})
 
         embedded, from_cache, cancelled = 0, 0, False
         if self.config.stages.vectors:
@@ -529,7 +536,8 @@ class Engine:
         result = self._answer(req, open_file, trace, notes)
         if not self.read_only:
             self.requests.record(result, open_file, req.line)
-        self._answers[key] = result
+        if not self._indexing:  # mid-pass answers may see half a change: never keep them
+            self._answers[key] = result
         if len(self._answers) > ANSWER_CACHE_SIZE:
             self._answers.popitem(last=False)
         return result

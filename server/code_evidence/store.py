@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .schema import Chunk
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -54,6 +54,12 @@ CREATE INDEX IF NOT EXISTS chunks_name ON chunks(name);
 CREATE TABLE IF NOT EXISTS calls (chunk_id INTEGER NOT NULL, name TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS calls_name ON calls(name);
 CREATE INDEX IF NOT EXISTS calls_chunk ON calls(chunk_id);
+CREATE TABLE IF NOT EXISTS skipped_files (
+    path TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    reason TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS import_edges (src TEXT NOT NULL, dst TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS import_src ON import_edges(src);
 CREATE INDEX IF NOT EXISTS import_dst ON import_edges(dst);
@@ -184,6 +190,23 @@ class Store:
     def files(self) -> dict[str, FileRow]:
         rows = self.db.execute(f"SELECT {_FILE_COLS} FROM files").fetchall()
         return {r[0]: _row_to_file(r) for r in rows}
+
+    def skipped_stats(self) -> dict[str, tuple[int, int]]:
+        """Files read once and skipped (binary, minified, ...), with the stat they had: an
+        unchanged one is not read again, and does not count as pending."""
+        rows = self.db.execute("SELECT path, size, mtime_ns FROM skipped_files")
+        return {p: (size, mtime) for p, size, mtime in rows}
+
+    def set_skipped(self, path: str, size: int, mtime_ns: int, reason: str) -> None:
+        self.db.execute(
+            "INSERT INTO skipped_files(path, size, mtime_ns, reason) VALUES(?,?,?,?) "
+            "ON CONFLICT(path) DO UPDATE SET size=excluded.size, mtime_ns=excluded.mtime_ns, "
+            "reason=excluded.reason",
+            (path, size, mtime_ns, reason),
+        )
+
+    def forget_skipped(self, paths: Iterable[str]) -> None:
+        self.db.executemany("DELETE FROM skipped_files WHERE path=?", [(p,) for p in paths])
 
     def file_row(self, path: str) -> FileRow | None:
         r = self.db.execute(f"SELECT {_FILE_COLS} FROM files WHERE path=?", (path,)).fetchone()
