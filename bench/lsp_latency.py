@@ -91,6 +91,16 @@ class BenchClient(LanguageClient):
         self.changed = asyncio.Event()
 
 
+async def drain(stream: asyncio.StreamReader | None, path: Path) -> None:
+    """Copy the server's stderr to a file: an undrained pipe fills up and blocks the server."""
+    if stream is None:
+        return
+    with path.open("wb") as fh:
+        while line := await stream.readline():
+            fh.write(line)
+            fh.flush()
+
+
 def make_client() -> BenchClient:
     client = BenchClient()
 
@@ -284,7 +294,11 @@ async def measure(args: argparse.Namespace, root: Path, edits: dict[str, Any]) -
     client = make_client()
     cmd = [sys.executable, "-m", "code_evidence.cli", "serve", "--index-dir", str(index_dir)]
     await client.start_io(*cmd, env=env)
-    out: dict[str, Any] = {}
+    server_log = CACHE_ROOT / "lsp" / "server-stderr.log"
+    drainer = asyncio.create_task(
+        drain(client._server.stderr if client._server else None, server_log)
+    )
+    out: dict[str, Any] = {"server_log": str(server_log)}
     try:
         t0 = time.perf_counter()
         await client.initialize_async(
@@ -431,6 +445,7 @@ async def measure(args: argparse.Namespace, root: Path, edits: dict[str, Any]) -
             client.exit(None)
         finally:
             await client.stop()
+            drainer.cancel()
     return out
 
 

@@ -82,11 +82,20 @@ def build_parser() -> argparse.ArgumentParser:
     p_status = sub.add_parser("status", help="how fresh the index is")
     _common(p_status)
     p_status.add_argument("--json", action="store_true")
+
+    p_serve = sub.add_parser("serve", help="run the language server over stdio (for editors)")
+    p_serve.add_argument(
+        "--index-dir", default=None, help="index folder (default: per-user cache, per folder)"
+    )
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command == "serve":  # the workspace comes from the editor, not the command line
+        from .lsp.server import serve
+
+        return serve(args.index_dir)
     try:
         with Engine(Path(args.workspace), args.index_dir) as engine:
             for note in engine.notes:

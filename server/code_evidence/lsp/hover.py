@@ -1,0 +1,115 @@
+"""Hover: an evidence panel for the identifier under the cursor.
+
+A hover fires on every mouse rest, so it uses only cheap reads: definitions and callers come
+from the store's name tables, and "related" from a find whose rerank is the feature reranker
+(never a cross-encoder), cached per index generation.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..schema import Evidence
+from .convert import location_link
+
+_IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+_KEYWORDS_TEXT = """
+and as assert async await break case class const continue def del elif else except export false
+finally for from func function if import in interface is lambda let match new nil none not null
+or package pass pub raise return self static struct this throw true try type var void while with
+yield
+"""
+_KEYWORDS = frozenset(_KEYWORDS_TEXT.split())
+
+
+def identifier_at(line: str, column: int) -> str | None:
+    """The identifier touching ``column`` (code points) on ``line``; keywords and numbers are
+    not identifiers worth a panel."""
+    for m in _IDENT.finditer(line):
+        if m.start() <= column <= m.end():
+            word = m.group()
+            if word.lower() in _KEYWORDS or len(word) < 2:
+                return None
+            return word
+        if m.start() > column:
+            break
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class HoverFacts:
+    name: str
+    definitions: list[Evidence]
+    callers: list[Evidence]
+    caller_count: int
+    related: list[Evidence]
+    where: str  # "branch@commit · state"
+
+
+def _link(root: Path, ev: Evidence) -> str:
+    label = f"{ev.path}:{ev.start}"
+    sym = f" `{ev.symbol}`" if ev.symbol else ""
+    return f"[{label}]({location_link(root, ev.path, ev.start)}){sym}"
+
+
+def render(root: Path, facts: HoverFacts) -> str:
+    """The panel as markdown; each location a ``path:line`` link that opens it."""
+    lines = [f"**`{facts.name}`** — Code Evidence", ""]
+    if facts.definitions:
+        lines.append("**Defined in**")
+        lines.extend(f"- {_link(root, d)} ({d.kind})" for d in facts.definitions)
+    else:
+        lines.append("_No definition in this workspace._")
+    lines.append("")
+    if facts.callers:
+        more = facts.caller_count - len(facts.callers)
+        lines.append(f"**Callers** ({facts.caller_count})")
+        lines.extend(f"- {_link(root, c)}" for c in facts.callers)
+        if more > 0:
+            lines.append(f"- … and {more} more")
+    else:
+        lines.append("_No callers found (matched by name)._")
+    if facts.related:
+        lines.append("")
+        lines.append("**Related**")
+        lines.extend(f"- {_link(root, r)}" for r in facts.related)
+    lines.append("")
+    lines.append(f"_index: {facts.where}_")
+    return "\n".join(lines)
+
+
+def exclude_seen(items: Sequence[Evidence], seen: Sequence[Evidence], limit: int) -> list[Evidence]:
+    """``items`` minus locations already listed (same file and overlapping lines)."""
+    out: list[Evidence] = []
+    for ev in items:
+        if any(s.path == ev.path and s.start <= ev.end and ev.start <= s.end for s in seen):
+            continue
+        out.append(ev)
+        if len(out) >= limit:
+            break
+    return out
+
+
+class RelatedCache:
+    """Related evidence per (index generation, workspace, name, file): a new pass invalidates
+    everything at once by changing the generation."""
+
+    def __init__(self, size: int = 256) -> None:
+        self.size = size
+        self._items: OrderedDict[tuple[object, ...], list[Evidence]] = OrderedDict()
+
+    def get(self, key: tuple[object, ...]) -> list[Evidence] | None:
+        found = self._items.get(key)
+        if found is not None:
+            self._items.move_to_end(key)
+        return found
+
+    def put(self, key: tuple[object, ...], value: list[Evidence]) -> None:
+        self._items[key] = value
+        self._items.move_to_end(key)
+        while len(self._items) > self.size:
+            self._items.popitem(last=False)

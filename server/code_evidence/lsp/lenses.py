@@ -1,0 +1,70 @@
+"""Code lenses: ``N callers · related`` above each function and class.
+
+``textDocument/codeLens`` only lists where lenses go (the file's outline, one store read);
+counting callers and finding related code waits for ``codeLens/resolve``, which editors send
+only for lenses on screen.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+
+from ..schema import Evidence
+from .convert import location
+from .protocol import CMD_SHOW_RELATED
+
+_NO_LENS = frozenset({"module", "window"})
+
+
+def lens_name(symbol: str) -> str:
+    """The bare name callers use: ``Cart.total`` is called as ``total``."""
+    return symbol.rsplit(".", 1)[-1].rsplit("::", 1)[-1]
+
+
+def unresolved(outline: list[Evidence], uri: str) -> list[types.CodeLens]:
+    """One lens per defined symbol (a long function split into chunks gets one, at its
+    first line)."""
+    seen: set[str] = set()
+    lenses = []
+    for ev in sorted(outline, key=lambda e: e.start):
+        if not ev.symbol or ev.kind in _NO_LENS or ev.symbol in seen:
+            continue
+        seen.add(ev.symbol)
+        pos = types.Position(line=ev.start - 1, character=0)
+        lenses.append(
+            types.CodeLens(
+                range=types.Range(start=pos, end=pos),
+                data={"uri": uri, "symbol": ev.symbol, "line": ev.start},
+            )
+        )
+    return lenses
+
+
+def lens_data(lens: types.CodeLens) -> tuple[str, str, int]:
+    """(uri, symbol, 1-based line) from a lens this server made; ValueError otherwise."""
+    data: Any = lens.data
+    if (
+        not isinstance(data, dict)
+        or not isinstance(data.get("uri"), str)
+        or not isinstance(data.get("symbol"), str)
+        or not isinstance(data.get("line"), int)
+    ):
+        raise ValueError("codeLens/resolve: this lens was not made by the Code Evidence server")
+    return data["uri"], data["symbol"], data["line"]
+
+
+def resolved(
+    lens: types.CodeLens, root: Path, uri: str, callers: int, related: list[Evidence]
+) -> types.CodeLens:
+    """The lens with its title and the ``codeEvidence.showRelated`` command, whose arguments
+    are ``[uri, position, locations]`` like VS Code's ``editor.action.showReferences``."""
+    title = f"{callers} caller{'' if callers == 1 else 's'} · related"
+    locations = [location(root, ev.path, ev.start, ev.end) for ev in related]
+    position = {"line": lens.range.start.line, "character": lens.range.start.character}
+    lens.command = types.Command(
+        title=title, command=CMD_SHOW_RELATED, arguments=[uri, position, locations]
+    )
+    return lens

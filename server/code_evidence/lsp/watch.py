@@ -1,0 +1,293 @@
+"""File watching for one workspace folder: watchdog events, debounced into batches.
+
+A ``git checkout`` or a build writes thousands of files in a second; each event costing an
+index pass would keep the machine busy for minutes. Events are collected until the folder has
+been quiet for ``quiet_s`` (or ``max_wait_s`` after the first one, so a never-ending stream
+still gets indexed) and handed over as one :class:`Batch`. Git's own folder is watched only for
+what moves HEAD (``HEAD``, ``refs/``, ``packed-refs``): a commit, checkout, rebase or stash,
+even one that touches no working file, must move the index to the new commit.
+
+Which paths matter is decided on the debouncer's thread, never in watchdog's callback: the
+ignore check runs ``git check-ignore`` once per batch.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pathspec
+from watchdog.events import (
+    EVENT_TYPE_CLOSED,
+    EVENT_TYPE_CREATED,
+    EVENT_TYPE_DELETED,
+    EVENT_TYPE_MODIFIED,
+    EVENT_TYPE_MOVED,
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+    FileClosedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
+from watchdog.observers import Observer
+
+log = logging.getLogger(__name__)
+
+# Opens and reads are not changes. They are not even subscribed to: an index pass opens every
+# file of the workspace, and decoding those inotify events kept watchdog busy for minutes on a
+# large tree, delaying the events that matter.
+_CHANGE_EVENTS = frozenset(
+    {EVENT_TYPE_CREATED, EVENT_TYPE_DELETED, EVENT_TYPE_MODIFIED}
+    | {EVENT_TYPE_MOVED, EVENT_TYPE_CLOSED}
+)
+_EVENT_FILTER: list[type[FileSystemEvent]] = [
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileClosedEvent,
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+]
+_GIT_TIMEOUT_S = 10
+QUIET_S = 0.3  # a burst ends after this long without events...
+MAX_WAIT_S = 3.0  # ...or this long after its first event, whichever comes first
+
+
+@dataclass(slots=True)
+class Batch:
+    """What changed during one burst: workspace files (absolute paths), whether HEAD moved,
+    and whether an editor buffer changed."""
+
+    paths: set[str] = field(default_factory=set)
+    head: bool = False
+    buffers: bool = False
+    events: int = 0
+
+
+class Debouncer:
+    """Collects changes and calls ``flush`` on its own thread once per quiet period."""
+
+    def __init__(
+        self,
+        flush: Callable[[Batch], None],
+        quiet_s: float = QUIET_S,
+        max_wait_s: float = MAX_WAIT_S,
+    ) -> None:
+        self._flush = flush
+        self.quiet_s = quiet_s
+        self.max_wait_s = max_wait_s
+        self._cond = threading.Condition()
+        self._batch = Batch()
+        self._first = 0.0
+        self._last = 0.0
+        self._closed = False
+        self._thread = threading.Thread(target=self._run, name="ce-debounce", daemon=True)
+        self._thread.start()
+
+    def add(self, path: str | None = None, head: bool = False, buffers: bool = False) -> None:
+        with self._cond:
+            now = time.monotonic()
+            if not self._batch.events:
+                self._first = now
+            self._last = now
+            self._batch.events += 1
+            if path is not None:
+                self._batch.paths.add(path)
+            self._batch.head |= head
+            self._batch.buffers |= buffers
+            self._cond.notify()
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify()
+        self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._batch.events and not self._closed:
+                    self._cond.wait()
+                if self._closed:
+                    return
+                while True:
+                    now = time.monotonic()
+                    due = min(self._last + self.quiet_s, self._first + self.max_wait_s)
+                    if now >= due or self._closed:
+                        break
+                    self._cond.wait(due - now)
+                if self._closed:
+                    return
+                batch, self._batch = self._batch, Batch()
+            try:
+                self._flush(batch)
+            except Exception:  # a failing flush must not stop watching
+                log.exception("handling a batch of file changes failed")
+
+
+def _git_dirs(root: Path) -> list[Path]:
+    """The repository's git folder and, for a linked worktree, its common folder."""
+    dirs: list[Path] = []
+    for arg in ("--absolute-git-dir", "--git-common-dir"):
+        try:
+            out = subprocess.run(
+                ["git", "-C", str(root), "rev-parse", arg],
+                capture_output=True,
+                text=True,
+                timeout=_GIT_TIMEOUT_S,
+                check=False,
+                stdin=subprocess.DEVNULL,
+            )
+        except (OSError, subprocess.SubprocessError):
+            return dirs
+        if out.returncode != 0 or not out.stdout.strip():
+            return dirs
+        p = Path(out.stdout.strip())
+        p = (root / p).resolve() if not p.is_absolute() else p.resolve()
+        if p not in dirs:
+            dirs.append(p)
+    return dirs
+
+
+def _is_head_file(rel: str) -> bool:
+    """Files whose change means HEAD may point at another commit."""
+    if rel.endswith(".lock"):
+        return False
+    return rel in ("HEAD", "packed-refs") or rel.startswith("refs/")
+
+
+class IgnoreFilter:
+    """Drops paths the index never holds, using git's own rules inside a repository and the
+    top-level ``.gitignore`` outside one."""
+
+    def __init__(self, root: Path, in_git: bool) -> None:
+        self.root = root
+        self.in_git = in_git
+        self._spec: pathspec.GitIgnoreSpec | None = None
+        self._spec_mtime: float | None = None
+
+    def relevant(self, paths: Iterable[str]) -> list[str]:
+        rels = []
+        for p in paths:
+            try:
+                rel = Path(p).relative_to(self.root).as_posix()
+            except ValueError:
+                continue
+            if rel and rel != ".":
+                rels.append(rel)
+        if not rels:
+            return []
+        ignored = self._git_ignored(rels) if self.in_git else self._spec_ignored(rels)
+        return [r for r in rels if r not in ignored]
+
+    def _git_ignored(self, rels: list[str]) -> set[str]:
+        try:
+            out = subprocess.run(
+                ["git", "-C", str(self.root), "check-ignore", "-z", "--stdin"],
+                input="\0".join(rels).encode("utf-8", "surrogateescape") + b"\0",
+                capture_output=True,
+                timeout=_GIT_TIMEOUT_S,
+                check=False,
+            )
+        except (OSError, subprocess.SubprocessError):
+            return set()
+        if out.returncode not in (0, 1):  # 1: nothing ignored
+            return set()
+        return {p.decode("utf-8", "surrogateescape") for p in out.stdout.split(b"\0") if p}
+
+    def _spec_ignored(self, rels: list[str]) -> set[str]:
+        path = self.root / ".gitignore"
+        try:
+            mtime = path.stat().st_mtime
+        except OSError:
+            return set()
+        if mtime != self._spec_mtime:
+            try:
+                lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+                self._spec = pathspec.GitIgnoreSpec.from_lines(lines)
+            except (OSError, ValueError):
+                self._spec = None
+            self._spec_mtime = mtime
+        if self._spec is None:
+            return set()
+        return {r for r in rels if self._spec.match_file(r)}
+
+
+class _Handler(FileSystemEventHandler):
+    def __init__(self, watcher: FolderWatcher) -> None:
+        self.watcher = watcher
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type not in _CHANGE_EVENTS:
+            return
+        if event.is_directory and event.event_type == EVENT_TYPE_MODIFIED:
+            return
+        for raw in (event.src_path, getattr(event, "dest_path", "")):
+            if raw:
+                self.watcher.classify(os.fsdecode(raw))
+
+
+class FolderWatcher:
+    """Watches one workspace folder (and its git folder) and feeds a :class:`Debouncer`."""
+
+    def __init__(self, root: Path, debouncer: Debouncer, skip: Iterable[Path] = ()) -> None:
+        self.root = root
+        self.debouncer = debouncer
+        self.git_dirs = _git_dirs(root)
+        self._skip = [str(p) for p in skip]
+        self._observer = Observer()
+        self.error: str | None = None
+
+    def start(self) -> None:
+        handler = _Handler(self)
+        try:
+            self._observer.schedule(
+                handler, str(self.root), recursive=True, event_filter=_EVENT_FILTER
+            )
+            for gd in self.git_dirs:
+                if not _inside(str(gd), str(self.root)):
+                    self._observer.schedule(
+                        handler, str(gd), recursive=True, event_filter=_EVENT_FILTER
+                    )
+            self._observer.start()
+        except OSError as exc:  # e.g. the inotify watch limit
+            self.error = f"file watching is unavailable ({exc}); saved files are still indexed"
+            log.warning("%s", self.error)
+
+    def stop(self) -> None:
+        try:
+            self._observer.stop()
+            self._observer.join(timeout=5)
+        except RuntimeError:  # never started
+            pass
+
+    def classify(self, path: str) -> None:
+        for gd in self.git_dirs:
+            if _inside(path, str(gd)):
+                rel = os.path.relpath(path, gd).replace(os.sep, "/")
+                if _is_head_file(rel):
+                    self.debouncer.add(head=True)
+                return
+        if any(_inside(path, s) for s in self._skip):
+            return
+        parts = Path(path).parts
+        if ".git" in parts or ".hg" in parts or ".svn" in parts:
+            return
+        self.debouncer.add(path)
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)

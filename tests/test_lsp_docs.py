@@ -1,0 +1,144 @@
+"""docs/lsp.md "LSP extensions" against the code: every method, command, parameter and field
+the doc lists must be what the server registers and sends, and nothing the server sends may be
+missing from the doc. Answer and status fields are taken from real payloads built by the same
+functions the server uses, on a real index."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from code_evidence.engine import Engine
+from code_evidence.lsp import protocol, server, session, watch
+from code_evidence.schema import Dropped, FindRequest, IndexReport, StageTrace
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "lsp.md"
+
+
+def extensions_section(text: str) -> str:
+    start = text.index("## LSP extensions")
+    nxt = text.find("\n## ", start + 1)
+    return text[start : nxt if nxt != -1 else len(text)]
+
+
+def interfaces(section: str) -> dict[str, dict[str, str]]:
+    """``interface Name { field?: type; }`` blocks -> {Name: {field: type text}}."""
+    found: dict[str, dict[str, str]] = {}
+    for block in re.findall(r"```typescript\n(.*?)```", section, re.S):
+        for name, body in re.findall(r"interface (\w+) \{\n(.*?)\n\}", block, re.S):
+            fields = {}
+            for line in body.splitlines():
+                m = re.match(r"\s+(\w+)\??:\s*([^;]*);", line)
+                if m:
+                    fields[m.group(1)] = m.group(2)
+            found[name] = fields
+    return found
+
+
+def literals(type_text: str) -> set[str]:
+    return set(re.findall(r'"([^"]+)"', type_text))
+
+
+def doc_mismatches(text: str, facts: dict[str, Any]) -> list[str]:
+    """Every disagreement between the doc and ``facts`` (what the code does), as a sentence."""
+    section = extensions_section(text)
+    problems: list[str] = []
+
+    def same(what: str, documented: Any, actual: Any) -> None:
+        if documented != actual:
+            problems.append(f"{what}: doc says {documented!r}, code has {actual!r}")
+
+    same("methods", set(re.findall(r"\*\*Method:\*\* `([^`]+)`", section)), facts["methods"])
+    same(
+        "notifications",
+        set(re.findall(r"\*\*Notification:\*\* `([^`]+)`", section)),
+        facts["notifications"],
+    )
+    same("commands", set(re.findall(r"\*\*Command:\*\* `([^`]+)`", section)), facts["commands"])
+    ifaces = interfaces(section)
+    for name, actual in facts["interfaces"].items():
+        if name not in ifaces:
+            problems.append(f"interface {name} is not documented")
+            continue
+        same(f"{name} fields", list(ifaces[name]), list(actual))
+    for (name, field), actual in facts["unions"].items():
+        same(f"{name}.{field} values", literals(ifaces.get(name, {}).get(field, "")), actual)
+    m = re.search(r"`IndexReport` is `code-evidence index --json`:(.*?)\n\n", section, re.S)
+    same(
+        "IndexReport fields",
+        re.findall(r"`(\w+)`", m.group(1)) if m else None,
+        facts["index_report"],
+    )
+    for phrase in facts["phrases"]:
+        if phrase not in " ".join(section.split()):
+            problems.append(f"the doc no longer says {phrase!r}")
+    return problems
+
+
+@pytest.fixture(scope="module")
+def facts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    from conftest import PROJECT, write_project
+
+    root = tmp_path_factory.mktemp("docs-ws")
+    write_project(root, PROJECT)
+    with Engine(root, root.parent / "docs-idx") as eng:
+        eng.index()
+        result = eng.find(FindRequest("discount_for"))
+        answer = protocol.find_answer(result, eng.workspace, eng.state)
+        status = protocol.status_payload(eng.workspace, "ready", "ok", eng.status(), None)
+    assert answer["results"], "the fixture must produce at least one result"
+    return {
+        "methods": set(server.custom_methods()),
+        "notifications": {protocol.STATUS_NOTIFICATION},
+        "commands": set(server.commands()),
+        "interfaces": {
+            "FindParams": list(protocol.FIND_PARAMS),
+            "FindAnswer": list(answer),
+            "Evidence": list(answer["results"][0]),
+            "ContextPack": list(answer["context"]),
+            "Dropped": [f.name for f in dataclasses.fields(Dropped)],
+            "StageTrace": [f.name for f in dataclasses.fields(StageTrace)],
+            "StatusParams": list(status),
+            "Settings": list(protocol.SETTINGS),
+        },
+        "unions": {
+            ("FindParams", "intent"): set(protocol.INTENTS),
+            ("FindAnswer", "indexState"): set(protocol.INDEX_STATES),
+            ("StatusParams", "state"): set(protocol.STATUS_STATES),
+            ("Settings", "rerank"): set(protocol.RERANK_MODES),
+        },
+        "index_report": [f.name for f in dataclasses.fields(IndexReport)],
+        "phrases": [
+            f"waits (up to {server.FIND_WAIT_FOR_EDITS_S:g} s)",
+            f"reads at least {session.LARGE_READ} files",
+            f"embeds at least {session.LARGE_EMBED} chunks",
+            f"({watch.QUIET_S:g} s of quiet, at most {watch.MAX_WAIT_S:g} s)",
+        ],
+    }
+
+
+def test_lsp_extensions_doc_matches_the_code(facts: dict[str, Any]) -> None:
+    assert doc_mismatches(DOC.read_text(), facts) == []
+
+
+def test_the_check_catches_drift(facts: dict[str, Any]) -> None:
+    """The doc check is only worth something if it fails: renamed, removed and added names in a
+    doctored copy of the doc must each be reported."""
+    text = DOC.read_text()
+    doctored = (
+        text.replace("budgetTokens?: number;                  // context", "budget?: number; //")
+        .replace("**Command:** `codeEvidence.status`", "**Command:** `codeEvidence.state`")
+        .replace("    pendingFiles: number | null;", "")
+        .replace('"fix-failure" | ', "")
+    )
+    problems = doc_mismatches(doctored, facts)
+    assert any(p.startswith("FindParams fields") for p in problems)
+    assert any(p.startswith("commands") for p in problems)
+    assert any(p.startswith("StatusParams fields") for p in problems)
+    assert any(p.startswith("FindParams.intent values") for p in problems)
+    added = {**facts, "methods": {*facts["methods"], "codeEvidence/explain"}}
+    assert any(p.startswith("methods") for p in doc_mismatches(text, added))

@@ -1,0 +1,166 @@
+"""The language server's pieces without JSON-RPC: URI conversion, parameter validation,
+settings, hover text, and the watcher with its debouncer on a real folder and git repo."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from code_evidence.lsp import hover, protocol
+from code_evidence.lsp.convert import UriError, line_range, relative_to, uri_to_path
+from code_evidence.lsp.watch import Batch, Debouncer, FolderWatcher, IgnoreFilter
+from conftest import git, init_repo
+
+
+def test_uri_to_path_decodes_and_refuses() -> None:
+    assert uri_to_path("file:///tmp/a%20b/c%23d.py") == Path("/tmp/a b/c#d.py")
+    assert uri_to_path("file://localhost/tmp/x.py") == Path("/tmp/x.py")
+    with pytest.raises(UriError, match="only file:// URIs"):
+        uri_to_path("untitled:Untitled-1")
+    with pytest.raises(UriError, match="remote host"):
+        uri_to_path("file://server/share/x.py")
+    with pytest.raises(UriError, match="NUL"):
+        uri_to_path("file:///tmp/a%00b")
+    with pytest.raises(UriError, match="empty"):
+        uri_to_path("")
+
+
+def test_relative_to_stays_inside(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    (root / "src").mkdir(parents=True)
+    (tmp_path / "outside.py").write_text("x = 1\n")
+    (root / "link.py").symlink_to(tmp_path / "outside.py")
+    assert relative_to(root, root / "src" / "a.py") == "src/a.py"
+    assert relative_to(root, root / "src" / ".." / ".." / "outside.py") is None
+    assert relative_to(root, root / "link.py") is None  # resolves outside the workspace
+    assert relative_to(root, root) is None
+
+
+def test_line_range_is_whole_lines_end_exclusive() -> None:
+    assert line_range(4, 10) == {
+        "start": {"line": 3, "character": 0},
+        "end": {"line": 10, "character": 0},
+    }
+
+
+def test_find_params_parse() -> None:
+    p = protocol.parse_find_params(
+        {
+            "query": "q",
+            "textDocument": {"uri": "file:///w/a.py"},
+            "position": {"line": 4, "character": 2},
+            "budgetTokens": 500,
+            "intent": "explain",
+            "workDoneToken": "t",
+        }
+    )
+    assert (p.uri, p.line, p.character, p.budget_tokens, p.intent) == (
+        "file:///w/a.py",
+        4,
+        2,
+        500,
+        "explain",
+    )
+    with pytest.raises(protocol.ParamsError, match="'limit' must be an integer, got boolean"):
+        protocol.parse_find_params({"query": "q", "limit": True})
+    with pytest.raises(protocol.ParamsError, match=r"'position\.line' is required"):
+        protocol.parse_find_params(
+            {"query": "q", "textDocument": {"uri": "file:///a"}, "position": {"character": 1}}
+        )
+
+
+def test_settings_keep_good_keys_and_explain_bad_ones() -> None:
+    s, warnings = protocol.parse_settings(
+        {"limit": 3, "rerank": "sometimes", "exclude": ["docs/**", ""], "budgetTokens": -1}
+    )
+    assert s == protocol.Settings(limit=3, exclude=("docs/**",))
+    assert any("rerank must be one of" in w for w in warnings)
+    assert any("budgetTokens must be a positive integer" in w for w in warnings)
+    assert protocol.settings_section({"codeEvidence": {"limit": 1}}) == {"limit": 1}
+    assert protocol.settings_section({"limit": 1}) == {"limit": 1}
+    assert protocol.settings_section({"python": {"x": 1}}) is None
+
+
+def test_identifier_at() -> None:
+    line = "    subtotal -= subtotal * discount_for(self.code)"
+    assert hover.identifier_at(line, line.index("discount_for") + 4) == "discount_for"
+    assert hover.identifier_at(line, line.index("discount_for")) == "discount_for"
+    assert hover.identifier_at(line, 0) is None  # whitespace
+    assert hover.identifier_at("    return x", 6) is None  # keyword
+    assert hover.identifier_at("", 0) is None
+
+
+def test_debouncer_collapses_a_burst_into_one_batch() -> None:
+    batches: list[Batch] = []
+    done = threading.Event()
+
+    def flush(batch: Batch) -> None:
+        batches.append(batch)
+        done.set()
+
+    deb = Debouncer(flush, quiet_s=1.0, max_wait_s=30.0)
+    try:
+        for i in range(2000):
+            deb.add(f"/w/f{i}.py")
+        deb.add(head=True)
+        assert done.wait(20)
+    finally:
+        deb.close()
+    assert len(batches) == 1
+    assert len(batches[0].paths) == 2000 and batches[0].head and batches[0].events == 2001
+
+
+def test_ignore_filter_uses_git_rules(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    init_repo(root)
+    (root / ".gitignore").write_text("build/\n*.log\n")
+    paths = [str(root / p) for p in ("src/a.py", "build/out.py", "x.log", "README.md")]
+    assert IgnoreFilter(root, in_git=True).relevant(paths) == ["src/a.py", "README.md"]
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / ".gitignore").write_text("build/\n")
+    got = IgnoreFilter(plain, in_git=False).relevant([str(plain / "build/x.py"), "/elsewhere"])
+    assert got == []
+
+
+def test_watcher_sees_file_bursts_and_head_moves(tmp_path: Path) -> None:
+    root = (tmp_path / "repo").resolve()
+    root.mkdir()
+    init_repo(root)
+    (root / "a.py").write_text("x = 1\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "one")
+    batches: list[Batch] = []
+    got = threading.Event()
+
+    def flush(batch: Batch) -> None:
+        batches.append(batch)
+        got.set()
+
+    deb = Debouncer(flush, quiet_s=0.5, max_wait_s=30.0)
+    watcher = FolderWatcher(root, deb)
+    watcher.start()
+    try:
+        assert watcher.error is None
+        for i in range(300):
+            (root / f"gen_{i}.py").write_text(f"v = {i}\n")
+        assert got.wait(20)
+        files = set().union(*(b.paths for b in batches))
+        assert {str(root / f"gen_{i}.py") for i in range(300)} <= files
+        assert len(batches) <= 2  # one burst, at most split once by scheduling
+
+        batches.clear()
+        got.clear()
+        git(root, "commit", "--allow-empty", "-q", "-m", "two")  # HEAD moves, no file changes
+        deadline = time.monotonic() + 20
+        while not any(b.head for b in batches) and time.monotonic() < deadline:
+            got.wait(0.5)
+        assert any(b.head for b in batches)
+        assert not any(p.startswith(str(root / ".git")) for b in batches for p in b.paths)
+    finally:
+        watcher.stop()
+        deb.close()
