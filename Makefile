@@ -1,6 +1,6 @@
 # Two commands do all the set-up on a fresh machine (Python 3.11+):
 #   make demo   index this repository and answer a question about it
-#   make test   install, lint and run the test suite
+#   make test   install, lint and run the test suites (Python, then the VS Code extension)
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -26,6 +26,7 @@ lint: install
 
 test: install lint
 	$(BIN)/pytest -q
+	$(MAKE) test-client
 
 bench: install
 	$(BIN)/python bench/quality.py
@@ -33,5 +34,7 @@ bench: install
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
 
-test-client:
-	cd client-vscode && npm ci && npm run build && npm test
+# The extension's integration test starts this checkout's server with the venv's Python.
+test-client: install
+	cd client-vscode && npm ci --no-audit --no-fund && npm run build && \
+		CODE_EVIDENCE_PYTHON=$(abspath $(BIN))/python npm test

@@ -1,4 +1,4 @@
-"""docs/lsp.md "LSP extensions" against the code: every method, command, parameter and field
+"""README.md "LSP extensions" against the code: every method, command, parameter and field
 the doc lists must be what the server registers and sends, and nothing the server sends may be
 missing from the doc. Answer and status fields are taken from real payloads built by the same
 functions the server uses, on a real index."""
@@ -16,7 +16,7 @@ from code_evidence.engine import Engine
 from code_evidence.lsp import protocol, server, session, watch
 from code_evidence.schema import Dropped, FindRequest, IndexReport, StageTrace
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "lsp.md"
+DOC = Path(__file__).resolve().parents[1] / "README.md"
 
 
 def extensions_section(text: str) -> str:

@@ -1,5 +1,5 @@
 """A real editor drives the server: headless Neovim's built-in LSP client loads the Neovim
-snippet from docs/lsp.md as is, opens a file, and sends ``codeEvidence/find`` (directly, and
+snippet from README.md as is, opens a file, and sends ``codeEvidence/find`` (directly, and
 through the snippet's ``:CodeEvidence`` command) and a hover; an unsaved edit in the buffer must
 be what is searched. Skips when ``nvim`` is not installed (.ci/run installs Debian's)."""
 
@@ -17,7 +17,7 @@ import pytest
 
 from lsp_support import ROOT, server_env
 
-DOC = ROOT / "docs" / "lsp.md"
+DOC = ROOT / "README.md"
 
 DRIVER = r"""
 local out = { statuses = {} }
@@ -102,9 +102,9 @@ finish()
 
 
 def snippet() -> str:
-    """The Neovim block of docs/lsp.md, exactly as a user would paste it."""
+    """The Neovim block of README.md, exactly as a user would paste it."""
     m = re.search(r"```lua\n(-- Code Evidence language server.*?)```", DOC.read_text(), re.S)
-    assert m, "docs/lsp.md has no Neovim snippet"
+    assert m, "README.md has no Neovim snippet"
     return m.group(1)
 
 

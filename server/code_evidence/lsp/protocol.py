@@ -1,6 +1,6 @@
 """Every custom method, command, parameter and field of the server, in one place.
 
-docs/lsp.md ("LSP extensions") documents exactly these names; tests/test_lsp_docs.py fails when
+README.md ("LSP extensions") documents exactly these names; tests/test_lsp_docs.py fails when
 the two disagree. Request params arrive as plain JSON (pygls has no types for custom methods),
 so they are validated here into typed records, and every problem becomes a message that names
 the parameter and says what was expected.

@@ -539,7 +539,7 @@ def cmd_show_related(ls: CodeEvidenceServer, *args: Any) -> list[Any]:
 
 
 def custom_methods() -> list[str]:
-    """The non-LSP methods this server handles (what docs/lsp.md must list)."""
+    """The non-LSP methods this server handles (what README.md must list)."""
     return sorted(m for m in SERVER.protocol.fm.features if m.startswith("codeEvidence/"))
 
 
