@@ -148,3 +148,29 @@ def test_default_index_dir_is_outside_the_workspace(project: Path) -> None:
     data = json.loads(out.stdout)
     assert not data["index_dir"].startswith(str(project))
     assert Path(data["index_dir"]).name.startswith("shop-")
+
+
+def test_explain_and_as_of_from_the_cli(project: Path, tmp_path: Path) -> None:
+    idx = str(tmp_path / "idx")
+    out = run_cli(
+        "find", "discount_for", "--workspace", str(project), "--index-dir", idx, "--explain"
+    )
+    assert out.returncode == 0, out.stderr
+    explained = out.stdout.split("--- explain ---", 1)[1]
+    assert "src/shop/pricing.py:" in explained and "bm25 #1" in explained
+    past = run_cli(
+        "find",
+        "shipping_cost",
+        "--workspace",
+        str(project),
+        "--index-dir",
+        idx,
+        "--as-of",
+        "feature",
+        "--json",
+    )
+    data = json.loads(past.stdout)
+    assert data["results"][0]["path"] == "src/shop/shipping.py"
+    assert data["commit"] == git(project, "rev-parse", "feature")
+    bad = run_cli("find", "x", "--workspace", str(project), "--index-dir", idx, "--as-of", "nope")
+    assert bad.returncode == 2 and "does not name a commit" in bad.stderr

@@ -140,5 +140,5 @@ def test_the_check_catches_drift(facts: dict[str, Any]) -> None:
     assert any(p.startswith("commands") for p in problems)
     assert any(p.startswith("StatusParams fields") for p in problems)
     assert any(p.startswith("FindParams.intent values") for p in problems)
-    added = {**facts, "methods": {*facts["methods"], "codeEvidence/explain"}}
+    added = {**facts, "methods": {*facts["methods"], "codeEvidence/related"}}
     assert any(p.startswith("methods") for p in doc_mismatches(text, added))

@@ -15,6 +15,7 @@ from pytest_lsp.client import DEFAULT_CLIENT_FEATURES
 
 from conftest import git, init_repo, write_project
 from lsp_support import (
+    WAIT_S,
     Client,
     command,
     find,
@@ -92,6 +93,24 @@ async def test_find_with_and_without_open_document(client: Client, project: Path
     assert len(opened["results"]) <= 5
     pricing = next(r for r in opened["results"] if r["path"] == "src/shop/pricing.py")
     assert {"imports"} & set(pricing["reasons"]) or {"callee"} & set(pricing["reasons"])
+
+
+async def test_explain_and_as_of(client: Client, project: Path) -> None:
+    explained = await asyncio.wait_for(
+        client.protocol.send_request_async("codeEvidence/explain", {"query": "discount_for"}),
+        WAIT_S,
+    )
+    assert explained["results"][0]["symbol"] == "discount_for"
+    assert explained["explain"][0].lstrip().startswith("1. src/shop/pricing.py:")
+    assert "bm25 #" in explained["explain"][0] and "fused" in explained["explain"][0]
+    past = await find(client, {"query": "shipping_cost", "asOf": "feature"})
+    assert past["results"][0]["path"] == "src/shop/shipping.py"
+    assert past["commit"] == git(project, "rev-parse", "feature") and past["branch"] is None
+    assert past["results"][0]["uri"] == (project / "src/shop/shipping.py").resolve().as_uri()
+    now = await find(client, {"query": "shipping_cost"})
+    assert all(r["path"] != "src/shop/shipping.py" for r in now["results"])
+    with pytest.raises(JsonRpcInvalidParams, match="does not name a commit"):
+        await find(client, {"query": "x", "asOf": "no-such-ref"})
 
 
 async def test_unsaved_edits_are_what_is_searched(client: Client, project: Path) -> None:

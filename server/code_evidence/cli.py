@@ -17,6 +17,7 @@ from typing import Any, TextIO
 
 from .config import ConfigError
 from .engine import Engine, EngineError
+from .explain import explain
 from .schema import FindRequest, FindResult, Status, to_json_dict
 
 INTENTS = ("auto", "find-file", "explain", "fix-failure", "verify")
@@ -76,6 +77,14 @@ def build_parser() -> argparse.ArgumentParser:
     p_find.add_argument("--budget", type=int, help="context token budget")
     p_find.add_argument("--intent", choices=INTENTS, default="auto")
     p_find.add_argument("--json", action="store_true", help="print one JSON object")
+    p_find.add_argument(
+        "--explain",
+        action="store_true",
+        help="show each result's rank per channel, fusion, features and rerank",
+    )
+    p_find.add_argument(
+        "--as-of", metavar="REF", help="answer from the code at this git revision, not the tree"
+    )
     p_find.add_argument("--batch", help="JSONL file of {id, query, open_file?, line?}")
     p_find.add_argument("--quiet", action="store_true", help="no progress output")
 
@@ -151,13 +160,23 @@ def _cmd_find(engine: Engine, args: argparse.Namespace) -> int:
         raise EngineError("give a query, or --batch FILE")
     if args.line is not None and not args.open_file:
         raise EngineError("--line needs --open-file")
-    if not engine.read_only:
-        engine.index(progress=ProgressBar(enabled=not args.quiet and not args.json))
-    result = engine.find(_request(args.query, args, args.open_file, args.line), refresh=False)
+    req = _request(args.query, args, args.open_file, args.line)
+    if args.as_of:
+        result = engine.find_as_of(req, args.as_of)
+    else:
+        if not engine.read_only:
+            engine.index(progress=ProgressBar(enabled=not args.quiet and not args.json))
+        result = engine.find(req, refresh=False)
     if args.json:
-        print(json.dumps(to_json_dict(result)))
+        data = to_json_dict(result)
+        if args.explain:
+            data["explain"] = explain(result)
+        print(json.dumps(data))
     else:
         print(render(result))
+        if args.explain:
+            print("--- explain ---")
+            print("\n".join(explain(result)))
     return 0
 
 

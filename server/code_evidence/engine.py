@@ -531,7 +531,10 @@ class Engine:
         if cached is not None:
             self._answers.move_to_end(key)
             return dataclasses.replace(
-                cached, trace={**trace, "cache": StageTrace(1, _ms(t0))}, notes=notes
+                cached,
+                results=list(cached.results),
+                trace={**trace, "cache": StageTrace(1, _ms(t0))},
+                notes=notes,
             )
         result = self._answer(req, open_file, trace, notes)
         if not self.read_only:
@@ -540,7 +543,8 @@ class Engine:
             self._answers[key] = result
         if len(self._answers) > ANSWER_CACHE_SIZE:
             self._answers.popitem(last=False)
-        return result
+        # Callers may edit what they get (drop results, add notes); the cache keeps its own.
+        return dataclasses.replace(result, results=list(result.results), notes=list(notes))
 
     def find_as_of(self, req: FindRequest, ref: str) -> FindResult:
         """Answer from the code as it was at ``ref``: a snapshot of that commit indexed in the

@@ -12,10 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args
 
+from ..explain import explain
 from ..schema import FindResult, IndexReport, Intent, Status, to_json_dict
 from .convert import location, path_to_uri
 
 FIND_REQUEST = "codeEvidence/find"
+EXPLAIN_REQUEST = "codeEvidence/explain"
 STATUS_NOTIFICATION = "codeEvidence/status"
 
 CMD_FIND = "codeEvidence.find"
@@ -32,10 +34,11 @@ STATUS_STATES = (*INDEX_STATES, "error")
 RERANK_MODES = ("auto", "on", "off")
 
 # JSON names of the params, in documented order; LSP's own progress tokens are accepted too.
-FIND_PARAMS = ("query", "textDocument", "position", "limit", "budgetTokens", "intent")
+FIND_PARAMS = ("query", "textDocument", "position", "limit", "budgetTokens", "intent", "asOf")
 _LSP_PARAMS = frozenset({"workDoneToken", "partialResultToken"})
 # Fields the server adds to the engine's FindResult / Evidence (schema.py) when it answers.
 ANSWER_EXTRA_FIELDS = ("indexState",)
+EXPLAIN_EXTRA_FIELDS = ("explain",)
 RESULT_EXTRA_FIELDS = ("uri", "range")
 STATUS_FIELDS = (
     "workspace",
@@ -69,6 +72,7 @@ class FindParams:
     limit: int | None = None  # None: the ``limit`` setting, then the engine default
     budget_tokens: int | None = None
     intent: str = "auto"
+    as_of: str | None = None  # a git revision: answer from the code as it was there
 
 
 def _int(raw: dict[str, Any], key: str, where: str, minimum: int) -> int | None:
@@ -128,6 +132,9 @@ def parse_find_params(raw: object, where: str = FIND_REQUEST) -> FindParams:
         intent = "auto"
     if intent not in INTENTS:
         raise ParamsError(f"{where}: 'intent' must be one of {', '.join(INTENTS)}, got {intent!r}")
+    as_of = raw.get("asOf")
+    if as_of is not None and (not isinstance(as_of, str) or not as_of.strip()):
+        raise ParamsError(f"{where}: 'asOf' must be a git revision (a non-empty string)")
     return FindParams(
         query=query,
         uri=uri,
@@ -136,6 +143,7 @@ def parse_find_params(raw: object, where: str = FIND_REQUEST) -> FindParams:
         limit=_int(raw, "limit", where, 1),
         budget_tokens=_int(raw, "budgetTokens", where, 1),
         intent=intent,
+        as_of=as_of,
     )
 
 
@@ -191,9 +199,14 @@ def parse_settings(raw: dict[str, Any]) -> tuple[Settings, list[str]]:
     return Settings(**values), warnings
 
 
-def find_answer(result: FindResult, root: Path, index_state: str) -> dict[str, Any]:
-    """The engine's answer as JSON, each result with its LSP location, plus the index state."""
+def find_answer(
+    result: FindResult, root: Path, index_state: str, explained: bool = False
+) -> dict[str, Any]:
+    """The engine's answer as JSON, each result with its LSP location, plus the index state
+    (and, for ``codeEvidence/explain``, one explanation line per result and per drop)."""
     answer = to_json_dict(result)
+    if explained:
+        answer["explain"] = explain(result)
     for item in answer["results"]:
         loc = location(root, item["path"], item["start"], item["end"])
         item["uri"] = loc["uri"]

@@ -226,7 +226,7 @@ class CodeEvidenceServer(LanguageServer):
             return None
 
     # -- requests ----------------------------------------------------------------
-    async def find(self, raw: object, where: str) -> dict[str, Any]:
+    async def find(self, raw: object, where: str, explained: bool = False) -> dict[str, Any]:
         try:
             p = protocol.parse_find_params(raw, where)
         except protocol.ParamsError as exc:
@@ -249,10 +249,13 @@ class CodeEvidenceServer(LanguageServer):
         )
         state = session.index_state()
         try:
-            result = await self.read(session, session.find, req)
+            if p.as_of is not None:
+                result = await self.read(session, session.find_as_of, req, p.as_of)
+            else:
+                result = await self.read(session, session.find, req)
         except EngineError as exc:
             raise invalid(f"{where}: {exc}") from exc
-        return protocol.find_answer(result, session.root, state)
+        return protocol.find_answer(result, session.root, state, explained)
 
     async def hover(self, params: types.HoverParams) -> types.Hover | None:
         try:
@@ -474,6 +477,11 @@ def progress_cancel(ls: CodeEvidenceServer, params: types.WorkDoneProgressCancel
 @SERVER.feature(protocol.FIND_REQUEST)
 async def find_request(ls: CodeEvidenceServer, params: Any) -> dict[str, Any]:
     return await ls.find(params, protocol.FIND_REQUEST)
+
+
+@SERVER.feature(protocol.EXPLAIN_REQUEST)
+async def explain_request(ls: CodeEvidenceServer, params: Any) -> dict[str, Any]:
+    return await ls.find(params, protocol.EXPLAIN_REQUEST, explained=True)
 
 
 @SERVER.feature(types.TEXT_DOCUMENT_HOVER)

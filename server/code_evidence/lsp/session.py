@@ -373,6 +373,11 @@ class FolderSession:
             result.results = kept
         return result
 
+    def find_as_of(self, req: FindRequest, ref: str) -> FindResult:
+        """An answer from the code at ``ref`` (a snapshot indexed in the cache; the working
+        tree and this folder's index are not touched)."""
+        return self._on_reader(self.engine.find_as_of, req, ref)
+
     def read_status(self) -> Status:
         return self._on_reader(self.engine.status)
 

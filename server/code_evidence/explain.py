@@ -1,0 +1,68 @@
+"""Why each result ranked where it did, in one line a person can check.
+
+Built only from what every result already carries (``scores`` and ``reasons``), so the CLI's
+``--explain`` and the language server's ``codeEvidence/explain`` say the same thing and cannot
+drift from the ranking that produced the answer.
+"""
+
+from __future__ import annotations
+
+from .schema import Evidence, FindResult
+
+CHANNELS = ("bm25", "vector", "structural", "trace")
+FEATURE_TAGS = {
+    "exact-identifier",
+    "mentions-identifier",
+    "path-match",
+    "must-match",
+    "imports",
+    "imported-by",
+    "same-dir",
+    "caller",
+    "callee",
+    "innermost-frame",
+    "stack-frame",
+    "error-message",
+}
+PENALTY_TAGS = {"test", "open-file", "deprecated"}
+
+
+def explain_result(r: Evidence) -> str:
+    s = r.scores
+    found = []
+    for channel in CHANNELS:
+        rank = s.get(f"{channel}_rank")
+        if rank is None:
+            continue
+        raw = ""
+        if channel == "bm25" and "bm25" in s:
+            raw = f" bm25 {s['bm25']:.2f}"
+        elif channel == "vector" and "cosine" in s:
+            raw = f" cos {s['cosine']:.3f}"
+        found.append(f"{channel} #{int(rank)}{raw}")
+    parts = [", ".join(found) or "no channel"]
+    parts.append(f"fused {s.get('fused', 0.0):.4f}")
+    boosts = [t for t in r.reasons if t in FEATURE_TAGS]
+    if s.get("boost"):
+        parts.append(f"+ {s['boost']:.4f} ({', '.join(boosts) or 'features'})")
+    penalties = [t for t in r.reasons if t in PENALTY_TAGS]
+    factor = s.get("factor", 1.0)
+    if factor != 1.0:
+        parts.append(f"x {factor:.2f} ({', '.join(penalties) or 'non-code'})")
+    if "rerank" in s:
+        parts.append(f"x (1 + rerank {s['rerank']:.2f})")
+    parts.append(f"= {r.score:.4f}")
+    return "; ".join(parts[:1]) + " -> " + " ".join(parts[1:])
+
+
+def explain(result: FindResult) -> list[str]:
+    """One line per ranked result, then what the assembler dropped and why."""
+    lines = [
+        f"{i:>2}. {r.path}:{r.start}-{r.end} {r.symbol or '-'}: {explain_result(r)}"
+        for i, r in enumerate(result.results, 1)
+    ]
+    stages = ", ".join(f"{k} {v.candidates} in {v.ms:.1f} ms" for k, v in result.trace.items())
+    lines.append(f"stages: {stages}")
+    for d in result.context.dropped:
+        lines.append(f"not in context: {d.path}:{d.start}-{d.end} ({d.reason})")
+    return lines
