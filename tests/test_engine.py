@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
+from code_evidence.config import Config
 from code_evidence.engine import Engine, EngineError
 from code_evidence.schema import FindRequest
-from conftest import git
+from conftest import git, init_repo
 
 
 def top_paths(result, n: int = 3) -> list[str]:
@@ -330,3 +332,34 @@ def test_pack_returns_the_class_around_a_method_when_it_fits(project: Path, tmp_
     assert roomy.context.text.startswith("# src/shop/cart.py:4-21  Cart\n")
     assert "def add_item" in roomy.context.text  # the whole class came with it
     assert tight.context.text.startswith("# src/shop/cart.py:18-21  Cart.total\n")
+
+
+def test_freshness_from_git_history(tmp_path: Path) -> None:
+    ws = tmp_path / "fresh"
+    ws.mkdir()
+    init_repo(ws)
+    body = "def {name}(invoice):\n    return round(invoice.total * 1.2, 2)\n"
+    (ws / "legacy_tax.py").write_text(body.format(name="invoice_tax_legacy"))
+    git(ws, "add", "-A")
+    old = {
+        **os.environ,
+        "GIT_AUTHOR_DATE": "2019-01-01T00:00:00",
+        "GIT_COMMITTER_DATE": "2019-01-01T00:00:00",
+    }
+    subprocess.run(["git", "-C", str(ws), "commit", "-qm", "old"], check=True, env=old)
+    (ws / "current_tax.py").write_text(body.format(name="invoice_tax_current"))
+    git(ws, "add", "-A")
+    git(ws, "commit", "-qm", "new")
+    cfg = Config()
+    cfg.ranking.freshness_weight = 1.0
+    with Engine(ws, tmp_path / "idx", config=cfg) as eng:
+        res = eng.find(FindRequest("invoice tax"))
+        assert res.results[0].path == "current_tax.py"
+        assert "recent" in res.results[0].reasons
+        assert "recent" not in next(r for r in res.results if r.path == "legacy_tax.py").reasons
+        (ws / "legacy_tax.py").write_text(body.format(name="invoice_tax_legacy") + "# touched\n")
+        git(ws, "commit", "-qam", "touch legacy")  # incremental history update
+        again = eng.find(FindRequest("invoice tax legacy"))
+    assert "recent" in next(r for r in again.results if r.path == "legacy_tax.py").reasons
+    with Engine(ws, tmp_path / "idx2") as off:  # default: weight 0, no boost, no tag
+        assert all("recent" not in r.reasons for r in off.find(FindRequest("invoice tax")).results)

@@ -50,6 +50,9 @@ class RankingConfig:
     per_file_results: int = 3  # at most this many chunks of one file in the ranked list
     rerank_budget_ms: int = 300  # the rerank stage gives up (keeping the fused order) past this
     insufficient_below: float = 0.3  # confidence under this: evidence is reported as weak
+    # Votes for a file changed at HEAD, halving every 90 days of age (git history only). Off by
+    # default: the dev set's workspaces carry no history, so it is unmeasured.
+    freshness_weight: float = 0.0
 
 
 @dataclass(slots=True)

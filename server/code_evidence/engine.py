@@ -399,6 +399,9 @@ class Engine:
         generation = int(self.store.get_meta("generation") or 0) + int(bool(updates or removed))
         self.store.set_meta_now({"derived_dirty": "0", "generation": str(generation)})
 
+        if scan.git.commit and scan.git.commit != self.store.get_meta("history_head"):
+            self._update_history(scan.git.commit)
+
         embedded, from_cache, cancelled = 0, 0, False
         if self.config.stages.vectors:
             embedded, from_cache, cancelled = self._fill_vectors(added, progress, cancel)
@@ -417,6 +420,21 @@ class Engine:
             skipped=skipped,
             cancelled=cancelled,
         )
+
+    def _update_history(self, head: str) -> None:
+        """The newest commit touching each file, for the freshness feature: incremental when
+        the new HEAD descends from the last one seen, a full walk otherwise (once per HEAD)."""
+        previous = self.store.get_meta("history_head")
+        since = (
+            previous if previous and history.is_ancestor(self.workspace, previous, head) else None
+        )
+        commits = history.last_commits(self.workspace, head, since)
+        head_time = history.commit_time(self.workspace, head)
+        if commits is None or head_time is None:
+            return
+        with self.store.transaction():
+            self.store.set_history(commits, replace=since is None)
+            self.store._set_meta({"history_head": head, "history_head_time": str(head_time)})
 
     def _relink_imports(self) -> None:
         files = self.store.files()
@@ -562,6 +580,15 @@ class Engine:
         result.notes = [f"answered as of {ref} ({sha[:12]}), not the working tree", *result.notes]
         return result
 
+    def _ages(self, paths: list[str]) -> dict[str, float]:
+        """Days between HEAD and the newest commit touching each file (files git never saw,
+        such as untracked ones, are left out)."""
+        head_time = self.reader.get_meta("history_head_time")
+        if head_time is None:
+            return {}
+        times = self.reader.commit_times(paths)
+        return {p: max(0.0, (int(head_time) - t) / 86400) for p, t in times.items()}
+
     def _parent_scope(self, chunk: Chunk) -> assemble.Scope | None:
         """The class around a method: every stored chunk of that class, lines in between
         kept blank (they were blank or comments between members)."""
@@ -646,6 +673,7 @@ class Engine:
             cfg,
             use_boosts=cfg.stages.features,
             caller_counts=self.reader.caller_counts,
+            ages=self._ages,
         )
         trace["features"] = StageTrace(len(cands), _ms(t0))
         t0 = time.perf_counter()

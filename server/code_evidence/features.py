@@ -27,6 +27,8 @@ W_INNERMOST_FRAME = 3.0  # the frame that raised: where a fix usually goes
 W_FRAME = 1.0
 W_ERROR_MESSAGE = 1.5  # holds a literal fragment of the pasted error message
 OPEN_FILE_FACTOR = 0.5  # the user already sees the open file; neighbours are the news
+FRESH_HALF_LIFE_DAYS = 90.0
+FRESH_TAG_DAYS = 30.0
 DEPRECATED_FACTOR = 0.6  # marked deprecated and called by nothing in the workspace
 NON_CODE_FACTOR = 0.4  # docs and config rank below code unless the question is "explain"
 
@@ -42,6 +44,7 @@ def apply_features(
     cfg: Config,
     use_boosts: bool = True,
     caller_counts: Callable[[list[str]], dict[str, int]] | None = None,
+    ages: Callable[[list[str]], dict[str, float]] | None = None,
 ) -> list[Candidate]:
     """Filters always apply (they are policy, not ranking); boosts only when ``use_boosts``.
     ``caller_counts`` (name -> how many chunks call it) lets dead deprecated code sink."""
@@ -54,6 +57,8 @@ def apply_features(
         caller_counts([c.stored.name for c in deprecated]) if deprecated and caller_counts else {}
     )
     dead = {c.id for c in deprecated if c.stored.name and not called.get(c.stored.name)}
+    fresh_weight = cfg.ranking.freshness_weight
+    age = ages([c.stored.chunk.path for c in cands]) if ages and fresh_weight > 0 else {}
     out: list[Candidate] = []
     for c in cands:
         ch = c.stored.chunk
@@ -108,6 +113,12 @@ def apply_features(
                 if tag in rel:
                     boost += W_CALL
                     c.tag(tag)
+        days = age.get(ch.path)
+        if days is not None:
+            # Half the vote at 90 days: code that just changed is more likely to change again.
+            boost += fresh_weight * 2 ** (-days / FRESH_HALF_LIFE_DAYS)
+            if days <= FRESH_TAG_DAYS:
+                c.tag("recent")
         if c.id in dead and "deprecat" not in qa.raw.lower():
             c.factor *= DEPRECATED_FACTOR
             c.tag("deprecated")

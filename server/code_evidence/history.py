@@ -58,3 +58,39 @@ def snapshot(workspace: Path, ref: str, cache_root: Path) -> tuple[str, Path]:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return sha, tree
+
+
+def last_commits(
+    workspace: Path, head: str, since: str | None = None
+) -> dict[str, tuple[str, int]] | None:
+    """Workspace-relative path -> (sha, commit time) of the newest commit that touched it, for
+    the commits reachable from ``head`` (only those after ``since`` when given, for an
+    incremental update). None when git cannot say (not a repository, a shallow or odd clone)."""
+    args = ["log", "--relative", "--no-renames", "--name-only", "-z", "--format=%x1e%H %ct", head]
+    if since:
+        args.append(f"^{since}")
+    out = git_output(workspace, *args, timeout=120)
+    if out is None:
+        return None
+    found: dict[str, tuple[str, int]] = {}
+    for record in out.decode("utf-8", "replace").split("\x1e"):
+        header, _, names = record.partition("\0")
+        parts = header.split()
+        if len(parts) != 2 or not parts[1].isdigit():
+            continue
+        sha, when = parts[0], int(parts[1])
+        for name in names.split("\0"):
+            name = name.strip("\n")
+            if name and name not in found:  # newest first: the first sighting wins
+                found[name] = (sha, when)
+    return found
+
+
+def commit_time(workspace: Path, sha: str) -> int | None:
+    out = git_output(workspace, "show", "-s", "--format=%ct", sha)
+    text = out.decode().strip() if out else ""
+    return int(text) if text.isdigit() else None
+
+
+def is_ancestor(workspace: Path, older: str, newer: str) -> bool:
+    return git_output(workspace, "merge-base", "--is-ancestor", older, newer) is not None

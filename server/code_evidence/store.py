@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .schema import Chunk
 
-SCHEMA_VERSION = "5"
+SCHEMA_VERSION = "6"
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -59,6 +59,11 @@ CREATE TABLE IF NOT EXISTS skipped_files (
     size INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL,
     reason TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS file_history (
+    path TEXT PRIMARY KEY,
+    sha TEXT NOT NULL,
+    time INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS import_edges (src TEXT NOT NULL, dst TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS import_src ON import_edges(src);
@@ -207,6 +212,28 @@ class Store:
 
     def forget_skipped(self, paths: Iterable[str]) -> None:
         self.db.executemany("DELETE FROM skipped_files WHERE path=?", [(p,) for p in paths])
+
+    def set_history(self, commits: dict[str, tuple[str, int]], replace: bool) -> None:
+        """Within the caller's transaction: the newest commit touching each path."""
+        if replace:
+            self.db.execute("DELETE FROM file_history")
+        self.db.executemany(
+            "INSERT INTO file_history(path, sha, time) VALUES(?,?,?) "
+            "ON CONFLICT(path) DO UPDATE SET sha=excluded.sha, time=excluded.time",
+            [(p, sha, t) for p, (sha, t) in commits.items()],
+        )
+
+    def commit_times(self, paths: Iterable[str]) -> dict[str, int]:
+        path_list = list(dict.fromkeys(paths))
+        out: dict[str, int] = {}
+        for i in range(0, len(path_list), 500):
+            part = path_list[i : i + 500]
+            marks = ",".join("?" * len(part))
+            for p, t in self.db.execute(
+                f"SELECT path, time FROM file_history WHERE path IN ({marks})", part
+            ):
+                out[p] = t
+        return out
 
     def file_row(self, path: str) -> FileRow | None:
         r = self.db.execute(f"SELECT {_FILE_COLS} FROM files WHERE path=?", (path,)).fetchone()
