@@ -21,8 +21,8 @@ demo: install
 	$(BIN)/code-evidence find "$(QUERY)" --workspace .
 
 lint: install
-	$(BIN)/ruff check server tests bench
-	$(BIN)/ruff format --check server tests bench
+	$(BIN)/ruff check server tests bench training
+	$(BIN)/ruff format --check server tests bench training
 
 test: install lint
 	$(BIN)/pytest -q
