@@ -43,6 +43,9 @@ _COUNT_PIECE_CHARS = 16_384
 # embed_with_cache embeds (and stores) misses in blocks this size, so an interrupted index
 # pass keeps what it already paid for.
 _CACHE_BLOCK = 256
+# Texts per model call. Length-sorted batches of 8-16 ran fastest on 2 cores (bench/speed.py on
+# Django: 32 pads more and 64 was twice as slow); the output does not depend on it.
+DEFAULT_BATCH = 16
 
 
 def default_model_path() -> Path:
@@ -81,6 +84,7 @@ class Embedder:
         tokenizer_path: Path | None = None,
         max_tokens: int = 256,
         threads: int | None = None,
+        batch_size: int = DEFAULT_BATCH,
     ) -> None:
         self.model_path = Path(model_path) if model_path is not None else default_model_path()
         self.tokenizer_path = Path(tokenizer_path) if tokenizer_path is not None else TOKENIZER_PATH
@@ -90,7 +94,8 @@ class Embedder:
         if max_tokens < 2:
             raise ValueError("max_tokens must leave room for [CLS] and [SEP]")
         self.max_tokens = max_tokens
-        self.threads = threads or os.cpu_count() or 1
+        self.threads = threads or physical_cores()
+        self.batch_size = max(1, batch_size)
         self.dim = DIM
         # A model file given explicitly is hashed on first use of model_id.
         self._model_id: str | None = None if model_path is not None else MODEL_ID
@@ -136,7 +141,7 @@ class Embedder:
                 self._session = session
             return self._session
 
-    def embed(self, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
+    def embed(self, texts: Sequence[str], batch_size: int | None = None) -> np.ndarray:
         """(n, 384) float32, L2-normalised mean pooling. Texts are sorted by token length before
         batching so a batch pads to a similar length; the output is in input order."""
         texts = [_clean(t) for t in texts]
@@ -147,7 +152,7 @@ class Embedder:
         lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(texts))
         order = np.argsort(lengths, kind="stable")
         session = self._get_session()
-        batch_size = max(1, batch_size)
+        batch_size = max(1, batch_size or self.batch_size)
         for start in range(0, len(order), batch_size):
             idx = order[start : start + batch_size]
             batch_lengths = lengths[idx]
@@ -196,6 +201,50 @@ def _split_at_newlines(text: str, size: int) -> Iterator[str]:
                 end = len(text) if end == -1 else end + 1
         yield text[start:end]
         start = end
+
+
+# Where a chunk's vector matters least comes last: a question about the code is answered first,
+# and BM25 already covers every chunk while the rest is embedded.
+PRIORITY_SOURCE, PRIORITY_OTHER, PRIORITY_TESTS, PRIORITY_BULK = 0, 1, 2, 3
+_DOC_DIRS = frozenset({"doc", "docs", "documentation"})
+_BULK_DIRS = frozenset({"locale", "locales", "migrations", "i18n", "l10n"})
+_BULK_SUFFIXES = (".po", ".pot", ".mo")
+
+
+def embed_priority(chunk: Chunk) -> int:
+    """Order of embedding in a pass: source code (0), other text such as templates and
+    config (1), tests and docs (2), then translations, migrations, generated and vendored
+    files (3). Lower comes first."""
+    parts = chunk.path.lower().split("/")
+    dirs = set(parts[:-1])
+    if chunk.is_generated or chunk.is_vendor or _BULK_DIRS & dirs:
+        return PRIORITY_BULK
+    if parts[-1].endswith(_BULK_SUFFIXES):
+        return PRIORITY_BULK
+    if chunk.is_test or _DOC_DIRS & dirs:
+        return PRIORITY_TESTS
+    if chunk.language == "text" or chunk.kind == "window":
+        return PRIORITY_OTHER
+    return PRIORITY_SOURCE
+
+
+def physical_cores() -> int:
+    """Cores this process may run on, counting SMT siblings once: onnxruntime's matrix kernels
+    gain nothing from a second thread on the same core and lose to the contention."""
+    try:
+        cpus = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+    cores: set[tuple[str, str]] = set()
+    for cpu in cpus:
+        topo = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology")
+        try:
+            package = (topo / "physical_package_id").read_text().strip()
+            core = (topo / "core_id").read_text().strip()
+        except OSError:
+            return max(1, len(cpus))
+        cores.add((package, core))
+    return max(1, len(cores))
 
 
 def embedding_text(chunk: Chunk) -> str:

@@ -1,0 +1,545 @@
+#!/usr/bin/env python3
+"""Speed and scale on a large real workspace (issue 7), in one run.
+
+On the Django 5.1.4 sdist (downloaded once and cached under ``~/.cache/code-evidence-bench``,
+made a git repository) it measures:
+
+- **cold index** until lexical answers work (vectors off: BM25 + structure), chunks/s, and the
+  indexing process's peak RSS (``getrusage`` in a child process);
+- **warm restart**: a new process opens the index and runs a pass that finds nothing changed;
+- **save → queryable**: a function appended to a file until ``find`` returns it first;
+- **find latency** p50/p95 over N distinct queries (identifiers and docstring sentences of the
+  workspace), answered from the index as it is (``refresh=False``: an editor's server updates
+  on file events, not per query);
+- **exact identifiers vs ripgrep**: the same identifier queries with ``rg -w -F``;
+- **index size** on disk;
+- **embedding throughput** on a sample of real chunks: the pipeline (``embed_with_cache`` into
+  a cold temporary cache) against the bare ONNX session on the same token batches in the same
+  process (the floor), plus the previous pipeline (``legacy_embed`` below, the code before
+  issue 7) for a before/after and a vector-identity check.
+
+  PYTHONPATH=server python bench/speed.py                     # full run (< 10 min, 2 cores)
+  PYTHONPATH=server python bench/speed.py --sample 200 --queries 100
+
+Results: a table on stdout and ``bench/results/speed-<UTC time>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import random
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "server"))
+sys.path.insert(0, str(REPO / "bench"))
+
+from code_evidence.config import load_config  # noqa: E402
+from code_evidence.embed import (  # noqa: E402
+    Embedder,
+    EmbeddingCache,
+    _normalise,
+    embed_priority,
+    embed_with_cache,
+    embedding_key,
+    embedding_text,
+)
+from code_evidence.engine import Engine  # noqa: E402
+from code_evidence.schema import FindRequest  # noqa: E402
+from code_evidence.store import StoredChunk  # noqa: E402
+from lsp_latency import CACHE_ROOT, DJANGO, django_tree, git, summary  # noqa: E402
+
+RESULTS = REPO / "bench" / "results"
+SPEED_ROOT = CACHE_ROOT / "speed"
+SAVE_FILE = "django/db/models/query.py"
+
+
+# -- workspace ------------------------------------------------------------------------------
+
+
+def prepare_workspace() -> Path:
+    """A fresh copy of the sdist each run (a previous run's edits never leak in), as a git
+    repository: what a user's checkout looks like to the scanner."""
+    root = SPEED_ROOT / "django-5.1.4"
+    shutil.rmtree(root, ignore_errors=True)
+    root.parent.mkdir(parents=True, exist_ok=True)
+    django_tree(root)
+    (root / ".code-evidence.toml").write_text("[stages]\nvectors = false\n", encoding="utf-8")
+    git(root, "init", "-q", "-b", "main")
+    for key, value in (("user.email", "bench@example.com"), ("user.name", "bench")):
+        git(root, "config", key, value)
+    git(root, "config", "commit.gpgsign", "false")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "workspace")
+    return root
+
+
+def dir_bytes(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+# -- child processes: indexing with its own peak RSS ----------------------------------------
+
+
+def child_index(workspace: str, index_dir: str) -> None:
+    """Runs in a fresh interpreter: open the engine, one index pass, report as JSON."""
+    t_start = time.perf_counter()
+    with Engine(workspace, index_dir=index_dir) as engine:
+        t_open = time.perf_counter()
+        report = engine.index()
+        t_done = time.perf_counter()
+        state = engine.state
+    rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(
+        json.dumps(
+            {
+                "open_s": t_open - t_start,
+                "index_s": t_done - t_open,
+                "ready_s": t_done - t_start,
+                "state": state,
+                "files_seen": report.files_seen,
+                "files_changed": report.files_changed,
+                "chunks_total": report.chunks_total,
+                "chunks_added": report.chunks_added,
+                "peak_rss_mb": rss_kb / 1024,
+            }
+        )
+    )
+
+
+def run_child(workspace: Path, index_dir: Path) -> dict[str, Any]:
+    env = dict(os.environ, PYTHONPATH=str(REPO / "server"))
+    t0 = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, __file__, "--child-index", str(workspace), str(index_dir)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise RuntimeError(f"index child failed:\n{proc.stderr[-4000:]}")
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out["process_wall_s"] = wall  # interpreter start and imports included
+    return out
+
+
+def child_vectors(workspace: str, index_dir: str) -> None:
+    """A cold index with vectors on, stopped once every source-code chunk (embed_priority 0,
+    embedded first) has its vector. Run with a fresh CODE_EVIDENCE_CACHE_DIR (no warm cache)."""
+    config = load_config(Path(workspace))
+    config = dataclasses.replace(config, stages=dataclasses.replace(config.stages, vectors=True))
+    cancel = threading.Event()
+    marks: dict[str, float] = {}
+    t_start = time.perf_counter()
+    with Engine(workspace, index_dir=index_dir, config=config) as engine:
+        source: list[int] = []
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage == "embed" and "embed_start" not in marks:
+                marks["embed_start"] = time.perf_counter() - t_start
+                source.append(
+                    sum(embed_priority(sc.chunk) == 0 for sc in engine.reader.all_chunks())
+                )
+            if stage == "embed" and source and done >= source[0]:
+                marks.setdefault("source_done", time.perf_counter() - t_start)
+                marks["embedded_at_stop"] = done
+                cancel.set()
+
+        report = engine.index(progress=progress, cancel=cancel)
+        vectors = len(engine.vectors)
+    print(
+        json.dumps(
+            {
+                "chunks_total": report.chunks_total,
+                "source_chunks": source[0] if source else 0,
+                "embedded": report.embedded,
+                "vectors": vectors,
+                "lexical_and_parse_s": marks.get("embed_start"),
+                "source_vectors_s": marks.get("source_done"),
+                "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            }
+        )
+    )
+
+
+def run_source_vectors(workspace: Path) -> dict[str, Any]:
+    index_dir = SPEED_ROOT / "index-vectors"
+    shutil.rmtree(index_dir, ignore_errors=True)
+    with tempfile.TemporaryDirectory() as cache_dir:
+        env = dict(os.environ, PYTHONPATH=str(REPO / "server"), CODE_EVIDENCE_CACHE_DIR=cache_dir)
+        proc = subprocess.run(
+            [sys.executable, __file__, "--child-vectors", str(workspace), str(index_dir)],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+        )
+    if proc.returncode != 0:
+        raise RuntimeError(f"vectors child failed:\n{proc.stderr[-4000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+# -- queries --------------------------------------------------------------------------------
+
+_DOC = re.compile(r'"""\s*([A-Z][^"\n]{24,}?[.!?])\s', re.S)
+
+
+def make_queries(chunks: list[StoredChunk], n: int) -> tuple[list[str], list[str]]:
+    """Half identifiers (defined symbols of non-test code), half docstring first sentences."""
+    rng = random.Random(7)
+    idents = sorted(
+        {
+            sc.chunk.symbol.rsplit(".", 1)[-1]
+            for sc in chunks
+            if sc.chunk.language == "python" and not sc.chunk.is_test and sc.chunk.symbol
+        }
+    )
+    idents = [i for i in idents if len(i) >= 6 and not i.startswith("__")]
+    docs = sorted(
+        {
+            m.group(1).strip()
+            for sc in chunks
+            if sc.chunk.language == "python" and not sc.chunk.is_test
+            for m in [_DOC.search(sc.chunk.text)]
+            if m
+        }
+    )
+    rng.shuffle(idents)
+    rng.shuffle(docs)
+    half = n // 2
+    return idents[:half], docs[: n - half]
+
+
+def time_find(engine: Engine, queries: list[str]) -> tuple[list[float], int]:
+    lat, empty = [], 0
+    engine.find(FindRequest(query="warm up the readers"), refresh=False)
+    for q in queries:
+        t0 = time.perf_counter()
+        res = engine.find(FindRequest(query=q), refresh=False)
+        lat.append((time.perf_counter() - t0) * 1000)
+        empty += not res.results
+    return lat, empty
+
+
+def time_rg(root: Path, idents: list[str]) -> list[float] | None:
+    rg = shutil.which("rg")
+    if rg is None:
+        return None
+    lat = []
+    for ident in idents:
+        t0 = time.perf_counter()
+        subprocess.run(
+            [rg, "-n", "-w", "-F", "--no-messages", ident, str(root)],
+            capture_output=True,
+            check=False,
+        )
+        lat.append((time.perf_counter() - t0) * 1000)
+    return lat
+
+
+def save_to_queryable(engine: Engine, root: Path, rounds: int) -> list[float]:
+    target = root / SAVE_FILE
+    original = target.read_text(encoding="utf-8")
+    out = []
+    try:
+        for i in range(rounds):
+            marker = f"bench_speed_saved_{i}_{int(time.time())}"
+            time.sleep(0.01)  # a new mtime, as an editor's save would give
+            t0 = time.perf_counter()
+            with target.open("a", encoding="utf-8") as fh:
+                fh.write(f"\n\ndef {marker}(payload):\n    return payload\n")
+            res = engine.find(FindRequest(query=marker, limit=1), refresh=True)
+            if not res.results or res.results[0].symbol != marker:
+                raise RuntimeError(f"{marker} not queryable after one refresh")
+            out.append((time.perf_counter() - t0) * 1000)
+    finally:
+        target.write_text(original, encoding="utf-8")
+    return out
+
+
+# -- embedding throughput -------------------------------------------------------------------
+
+
+def legacy_embed(embedder: Embedder, session: Any, texts: list[str], batch: int = 32) -> np.ndarray:
+    """``Embedder.embed`` as it was before issue 7 (the "before" of the before/after and the
+    reference the new vectors must match): sort by tokens, pad per batch, mean-pool, normalise."""
+    out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
+    encodings = embedder._tok.encode_batch(texts)
+    lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(texts))
+    order = np.argsort(lengths, kind="stable")
+    for start in range(0, len(order), batch):
+        idx = order[start : start + batch]
+        bl = lengths[idx]
+        mask = np.arange(int(bl.max()))[None, :] < bl[:, None]
+        ids = np.full(mask.shape, embedder._pad_id, dtype=np.int64)
+        ids[mask] = np.concatenate([encodings[i].ids for i in idx])
+        hidden = session.run(
+            ["last_hidden_state"],
+            {
+                "input_ids": ids,
+                "attention_mask": mask.astype(np.int64),
+                "token_type_ids": np.zeros_like(ids),
+            },
+        )[0]
+        out[idx] = np.einsum("bsd,bs->bd", hidden, mask.astype(hidden.dtype)) / bl[:, None]
+    return _normalise(out)
+
+
+def legacy_session(embedder: Embedder) -> Any:
+    """The session options before issue 7: one intra-op thread per logical CPU."""
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    opts.intra_op_num_threads = os.cpu_count() or 1
+    opts.inter_op_num_threads = 1
+    opts.log_severity_level = 3
+    return ort.InferenceSession(
+        str(embedder.model_path), sess_options=opts, providers=["CPUExecutionProvider"]
+    )
+
+
+def bare_batches(embedder: Embedder, texts: list[str], batch: int) -> list[dict[str, np.ndarray]]:
+    """The model inputs the pipeline feeds (length-sorted, padded per batch), built up front so
+    the timed loop is nothing but ``session.run``."""
+    encodings = embedder._tok.encode_batch(texts)
+    lengths = np.array([len(e.ids) for e in encodings])
+    order = np.argsort(lengths, kind="stable")
+    feeds = []
+    for start in range(0, len(order), batch):
+        idx = order[start : start + batch]
+        bl = lengths[idx]
+        mask = np.arange(int(bl.max()))[None, :] < bl[:, None]
+        ids = np.full(mask.shape, embedder._pad_id, dtype=np.int64)
+        ids[mask] = np.concatenate([encodings[i].ids for i in idx])
+        feeds.append(
+            {
+                "input_ids": ids,
+                "attention_mask": mask.astype(np.int64),
+                "token_type_ids": np.zeros_like(ids),
+            }
+        )
+    return feeds
+
+
+def embed_bench(chunks: list[StoredChunk], sample: int, repeats: int) -> dict[str, Any]:
+    rng = random.Random(11)
+    picked = rng.sample(chunks, min(sample, len(chunks)))
+    embedder = Embedder()
+    by_key = {embedding_key(sc.chunk, embedder.model_id): embedding_text(sc.chunk) for sc in picked}
+    keys = list(by_key)
+    texts = [by_key[k] for k in keys]
+    tokens = sum(len(e.ids) for e in embedder._tok.encode_batch(texts))
+    session = embedder._get_session()
+    session.run(["last_hidden_state"], bare_batches(embedder, texts[:8], 8)[0])  # warm-up
+
+    feeds = bare_batches(embedder, texts, embedder.batch_size)
+    old_session = legacy_session(embedder)
+    legacy_embed(embedder, old_session, texts[:8])  # warm-up
+    # Best of ``repeats`` for each, interleaved, so a burst of noise on the machine (a shared
+    # VM) does not decide the ratio.
+    bare_s = pipeline_s = legacy_s = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for feed in feeds:
+            session.run(["last_hidden_state"], feed)
+        bare_s = min(bare_s, time.perf_counter() - t0)
+
+        with tempfile.TemporaryDirectory() as tmp:
+            cache = EmbeddingCache(Path(tmp) / "embeddings.sqlite")
+            t0 = time.perf_counter()
+            vectors, computed = embed_with_cache(embedder, cache, by_key)
+            pipeline_s = min(pipeline_s, time.perf_counter() - t0)
+            cache.close()
+        new = np.stack([vectors[k] for k in keys])
+
+        t0 = time.perf_counter()
+        old = legacy_embed(embedder, old_session, texts)
+        legacy_s = min(legacy_s, time.perf_counter() - t0)
+
+    diff = float(np.abs(new - old).max())
+    n = len(texts)
+    return {
+        "chunks": n,
+        "tokens": tokens,
+        "mean_tokens": round(tokens / n, 1),
+        "embedded": computed,
+        "repeats": repeats,
+        "threads": embedder.threads,
+        "batch_size": embedder.batch_size,
+        "bare_s": round(bare_s, 2),
+        "pipeline_s": round(pipeline_s, 2),
+        "legacy_s": round(legacy_s, 2),
+        "bare_chunks_per_s": round(n / bare_s, 1),
+        "pipeline_chunks_per_s": round(n / pipeline_s, 1),
+        "legacy_chunks_per_s": round(n / legacy_s, 1),
+        "pipeline_vs_bare": round(bare_s / pipeline_s, 3),
+        "max_abs_diff_vs_legacy": diff,
+    }
+
+
+# -- report ---------------------------------------------------------------------------------
+
+
+def table(r: dict[str, Any]) -> str:
+    cold, warm = r["cold_index"], r["warm_restart"]
+    rows = [
+        ("measure", "value", "target"),
+        (
+            "cold index, lexical ready",
+            f"{cold['ready_s']:.1f} s ({cold['process_wall_s']:.1f} s with start-up)",
+            "<= 15 s",
+        ),
+        ("  chunks / files", f"{cold['chunks_total']} / {cold['files_seen']}", ""),
+        ("  chunks/s", f"{cold['chunks_total'] / cold['index_s']:.0f}", ""),
+        ("  peak RSS (indexing process)", f"{cold['peak_rss_mb']:.0f} MB", "<= 1 GB"),
+        ("index size on disk", f"{r['index_mb']:.0f} MB", ""),
+        (
+            "warm restart to ready",
+            f"{warm['ready_s']:.2f} s ({warm['process_wall_s']:.1f} s with start-up)",
+            "<= 2 s",
+        ),
+        ("save -> queryable p50", f"{r['save_to_queryable']['p50_ms']:.0f} ms", "<= 500 ms"),
+    ]
+    for key, label in (
+        ("find_all", "find p50 / p95"),
+        ("find_identifiers", "  identifiers p50 / p95"),
+        ("find_docstrings", "  docstring sentences p50 / p95"),
+    ):
+        s = r[key]
+        rows.append(
+            (f"{label} (n={s['n']})", f"{s['p50_ms']:.0f} / {s['p95_ms']:.0f} ms", "p95 <= 150 ms")
+        )
+    if r.get("rg"):
+        rg = r["rg"]
+        rows.append(
+            (
+                "rg -w -F, same identifiers p50",
+                f"{rg['p50_ms']:.0f} ms; find/rg = {r['find_vs_rg_p50']:.2f}",
+                "",
+            )
+        )
+    else:
+        rows.append(("rg comparison", "skipped: ripgrep not installed", ""))
+    e = r["embedding"]
+    rows += [
+        (
+            f"embedding, {e['chunks']} chunks ({e['mean_tokens']:.0f} tokens avg)",
+            f"bare {e['bare_chunks_per_s']}/s, pipeline {e['pipeline_chunks_per_s']}/s",
+            "",
+        ),
+        ("  pipeline / bare", f"{e['pipeline_vs_bare'] * 100:.0f} %", ">= 80 %"),
+        (
+            "  before issue 7 (legacy)",
+            f"{e['legacy_chunks_per_s']}/s, max |diff| {e['max_abs_diff_vs_legacy']:.1e}",
+            "diff < 1e-3",
+        ),
+    ]
+    sv = r.get("source_vectors")
+    if sv and sv.get("source_vectors_s") is not None:
+        rows.append(
+            (
+                f"source-code vectors ({sv['source_chunks']} chunks, cold cache)",
+                f"{sv['source_vectors_s']:.0f} s after start",
+                "<= 600 s",
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    return "\n".join(
+        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows
+    )
+
+
+def main() -> int:
+    if len(sys.argv) == 4 and sys.argv[1] == "--child-index":
+        child_index(sys.argv[2], sys.argv[3])
+        return 0
+    if len(sys.argv) == 4 and sys.argv[1] == "--child-vectors":
+        child_vectors(sys.argv[2], sys.argv[3])
+        return 0
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--queries", type=int, default=120, help="find queries (>= 100 for p95)")
+    p.add_argument("--sample", type=int, default=500, help="chunks for the embedding benchmark")
+    p.add_argument("--saves", type=int, default=3)
+    p.add_argument("--repeats", type=int, default=2, help="embedding timings: best of N")
+    p.add_argument(
+        "--source-vectors",
+        action="store_true",
+        help="also index with vectors on (cold cache) until every source chunk has its vector "
+        "(about 6 more minutes on 2 cores)",
+    )
+    args = p.parse_args()
+    t_run = time.perf_counter()
+
+    root = prepare_workspace()
+    index_dir = SPEED_ROOT / "index-django-5.1.4"
+    shutil.rmtree(index_dir, ignore_errors=True)
+    print("cold index ...", file=sys.stderr)
+    cold = run_child(root, index_dir)
+    print("warm restart ...", file=sys.stderr)
+    warm = run_child(root, index_dir)
+    result: dict[str, Any] = {"cold_index": cold, "warm_restart": warm}
+    result["index_mb"] = dir_bytes(index_dir) / 1e6
+
+    with Engine(root, index_dir=index_dir, config=load_config(root)) as engine:
+        chunks = list(engine.store.all_chunks())
+        idents, docs = make_queries(chunks, args.queries)
+        print(f"find x {len(idents) + len(docs)} ...", file=sys.stderr)
+        lat_i, empty_i = time_find(engine, idents)
+        lat_d, empty_d = time_find(engine, docs)
+        result["find_identifiers"] = {**summary(lat_i), "empty": empty_i}
+        result["find_docstrings"] = {**summary(lat_d), "empty": empty_d}
+        result["find_all"] = summary(lat_i + lat_d)
+        rg = time_rg(root, idents)
+        if rg is not None:
+            result["rg"] = summary(rg)
+            result["find_vs_rg_p50"] = round(
+                result["find_identifiers"]["p50_ms"] / result["rg"]["p50_ms"], 2
+            )
+        print("save -> queryable ...", file=sys.stderr)
+        result["save_to_queryable"] = summary(save_to_queryable(engine, root, args.saves))
+    print(f"embedding {args.sample} chunks ...", file=sys.stderr)
+    result["embedding"] = embed_bench(chunks, args.sample, args.repeats)
+    if args.source_vectors:
+        print("source vectors (cold embedding cache) ...", file=sys.stderr)
+        result["source_vectors"] = run_source_vectors(root)
+
+    meta = {
+        "workspace": str(root),
+        "source": DJANGO,
+        "vectors": "off for the index and query rows; embedding measured separately",
+        "cpus": os.cpu_count(),
+        "python": sys.version.split()[0],
+        "wall_s": round(time.perf_counter() - t_run, 1),
+        "utc": datetime.now(UTC).isoformat(timespec="seconds"),
+        "queries_sample": {"identifiers": idents[:5], "docstrings": docs[:3]},
+    }
+    result = {"meta": meta, **result}
+    print(f"workspace: {DJANGO}, {os.cpu_count()} CPUs, vectors off for index/find rows")
+    print(table(result))
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"speed-{datetime.now(UTC):%Y%m%d-%H%M%S}.json"
+    path.write_text(json.dumps(result, indent=2), encoding="utf-8")
+    print(f"wrote {path} ({meta['wall_s']} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

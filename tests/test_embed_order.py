@@ -1,0 +1,145 @@
+"""Embedding order and batching (issue 7): source code is embedded before tests, docs and
+translations; a duplicate text is embedded once per pass; batch size never changes a vector."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from code_evidence import engine as engine_mod
+from code_evidence.embed import (
+    PRIORITY_BULK,
+    PRIORITY_OTHER,
+    PRIORITY_SOURCE,
+    PRIORITY_TESTS,
+    Embedder,
+    embed_priority,
+    physical_cores,
+)
+from code_evidence.engine import Engine
+from code_evidence.schema import Chunk
+
+
+def chunk(path: str, **flags: object) -> Chunk:
+    language = "python" if path.endswith(".py") else "text"
+    kind = "function" if language == "python" else "window"
+    return Chunk(
+        path=path,
+        start=1,
+        end=1,
+        symbol="f",
+        kind=kind,
+        language=language,
+        text="def f():\n    pass\n",
+        hash="h",
+        **flags,  # type: ignore[arg-type]
+    )
+
+
+@pytest.mark.parametrize(
+    ("path", "flags", "expected"),
+    [
+        ("django/db/models/query.py", {}, PRIORITY_SOURCE),
+        ("src/App.py", {}, PRIORITY_SOURCE),
+        ("django/contrib/admin/templates/admin/base.html", {}, PRIORITY_OTHER),
+        ("tests/test_query.py", {"is_test": True}, PRIORITY_TESTS),
+        ("docs/ref/models.txt", {}, PRIORITY_TESTS),
+        ("Docs/guide/intro.py", {}, PRIORITY_TESTS),
+        ("django/conf/locale/de/LC_MESSAGES/django.po", {}, PRIORITY_BULK),
+        ("po/fr.po", {}, PRIORITY_BULK),
+        ("django/contrib/auth/migrations/0001_initial.py", {}, PRIORITY_BULK),
+        ("build/gen.py", {"is_generated": True}, PRIORITY_BULK),
+        ("vendor/lib.py", {"is_vendor": True}, PRIORITY_BULK),
+    ],
+)
+def test_embed_priority(path: str, flags: dict[str, object], expected: int) -> None:
+    assert embed_priority(chunk(path, **flags)) == expected
+
+
+def test_physical_cores_is_within_the_cpus_we_may_use() -> None:
+    cores = physical_cores()
+    assert 1 <= cores <= (os.cpu_count() or 1)
+    assert Embedder().threads == cores
+
+
+def test_batch_size_does_not_change_vectors() -> None:
+    texts = [
+        "def add(a, b):\n    return a + b\n",
+        "x",
+        "class Cart:\n    '''Items a customer is about to buy.'''\n" * 6,
+        "where is the writer lock taken",
+        "",
+    ]
+    reference = Embedder(threads=2, batch_size=1).embed(texts)
+    for size in (2, 16, 64):
+        got = Embedder(threads=2, batch_size=size).embed(texts)
+        assert np.abs(got - reference).max() < 1e-4
+    assert Embedder(batch_size=0).batch_size == 1
+
+
+class RecordingEmbedder(Embedder):
+    """The real model; remembers every text it was asked to embed, in order."""
+
+    def __init__(self) -> None:
+        super().__init__(threads=2)
+        self.seen: list[str] = []
+
+    def embed(self, texts: Sequence[str], batch_size: int | None = None) -> np.ndarray:
+        self.seen.extend(texts)
+        return super().embed(texts, batch_size)
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def test_source_is_embedded_before_tests_docs_and_locale(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CODE_EVIDENCE_CACHE_DIR", str(tmp_path / "cold-cache"))
+    monkeypatch.setattr(engine_mod, "EMBED_BATCH", 1)  # one model call per chunk: order shows
+    ws = tmp_path / "ws"
+    write(
+        ws,
+        {
+            "aaa/locale/de/django.po": 'msgid "apple"\nmsgstr "Apfel"\n',
+            "aaa/tests/test_tax.py": "def test_tax_is_positive():\n    assert tax(1) > 0\n",
+            "aaa/docs/guide.md": "# Guide\n\nHow taxes are computed.\n",
+            "zzz/pricing.py": "def tax(amount):\n    return amount * 0.2\n",
+        },
+    )
+    recorder = RecordingEmbedder()
+    with Engine(ws, tmp_path / "idx", embedder=recorder) as eng:
+        report = eng.index()
+        assert report.embedded == report.chunks_total == len(eng.vectors) == 4
+        assert eng.state == "ready"
+    order = [text.split("\n", 1)[0] for text in recorder.seen]
+    assert order[0] == "zzz/pricing.py"
+    assert order[-1] == "aaa/locale/de/django.po"
+    assert set(order[1:3]) == {"aaa/tests/test_tax.py", "aaa/docs/guide.md"}
+
+
+def test_duplicate_texts_in_one_pass_are_embedded_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CODE_EVIDENCE_CACHE_DIR", str(tmp_path / "cold-cache"))
+    monkeypatch.setattr(engine_mod, "EMBED_BATCH", 2)
+    ws = tmp_path / "ws"
+    # Identical windows of one file (same path, same heading, same text): one embedding key.
+    write(ws, {"notes.txt": "the same line\n" * 400, "app.py": "def run():\n    return 1\n"})
+    recorder = RecordingEmbedder()
+    with Engine(ws, tmp_path / "idx", embedder=recorder) as eng:
+        report = eng.index()
+        chunks = list(eng.store.all_chunks())
+        keys = {sc.emb_key for sc in chunks}
+        assert len(chunks) > len(keys) >= 2  # the fixture really has duplicates
+        assert report.embedded == len(keys) == len(recorder.seen)
+        assert len(eng.vectors) == len(chunks)  # every chunk still has its vector
+        assert eng.state == "ready"
