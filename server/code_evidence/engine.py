@@ -28,7 +28,14 @@ from . import assemble, features, fuse, history, query, recall, rerank
 from .candidate import Candidate
 from .chunk import chunk_file, detect_language
 from .config import Config, load_config
-from .embed import Embedder, EmbeddingCache, embed_with_cache, embedding_key, embedding_text
+from .embed import (
+    Embedder,
+    EmbeddingCache,
+    embed_priority,
+    embed_with_cache,
+    embedding_key,
+    embedding_text,
+)
 from .imports import ImportResolver
 from .lexical import LexDoc, LexicalIndex
 from .scan import (
@@ -49,14 +56,22 @@ from .schema import (
     Status,
 )
 from .store import FileRow, Store, StoreCorrupt, StoredChunk
-from .tracelog import TraceLog
+from .tracelog import TraceLog, mask_secrets
 from .vectors import VectorIndex
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
-EMBED_BATCH = 256  # chunks per embed-and-save step: bounds work lost to a crash
+EMBED_BATCH = 256  # chunks per embed-and-cache step: bounds work lost to a crash
+VECTOR_SAVE_S = 20.0  # seconds between vector index saves while embedding
 ANSWER_CACHE_SIZE = 256
 # Bump when ranking code changes what an answer is, so no cached answer survives it.
 RANKING_VERSION = "2026.11.29-1"
+# Request limits (README "Limits"): a pasted traceback may be long, so an over-long query is
+# cut with a note; a result count or budget beyond these is a mistake, refused with a message.
+MAX_QUERY_CHARS = 20_000
+MAX_LIMIT = 200
+MAX_BUDGET_TOKENS = 100_000
+# Words in a Tantivy read error that mean damaged files rather than a bad query.
+_DAMAGE_MARKERS = ("io error", "corrupt", "checksum", "decompress", "offset", "eof")
 
 
 class EngineError(Exception):
@@ -166,9 +181,11 @@ class Engine:
             return
         _, chunks = self.store.counts()
         dirty = self.store.get_meta("derived_dirty") == "1"
-        if chunks and (dirty or self.lexical.rebuilt or len(self.lexical) != chunks):
+        # ``or len(...)``: a crashed pass that emptied the store must still empty the others.
+        lexical_docs = len(self.lexical)
+        if (chunks or lexical_docs) and (dirty or self.lexical.rebuilt or lexical_docs != chunks):
             self._rebuild_lexical()
-        if chunks and (dirty or self.vectors.rebuilt):
+        if (chunks or len(self.vectors)) and (dirty or self.vectors.rebuilt):
             self._rebuild_vectors()
         if dirty:
             self.store.set_meta_now({"derived_dirty": "0"})
@@ -184,6 +201,23 @@ class Engine:
                 batch = []
         self.lexical.add(batch)
         self.lexical.commit()
+
+    def _repair_lexical_if_damaged(self, notes: list[str]) -> bool:
+        """A Tantivy segment can open fine and fail only when read (a damaged doc store):
+        rebuild it from the store at the first failed read instead of degrading forever.
+        Skipped while an index pass runs (the next answer retries)."""
+        failed = [n for n in notes if n.startswith("bm25 channel failed")]
+        if not failed or not any(m in failed[0].lower() for m in _DAMAGE_MARKERS):
+            return bool(failed)
+        if self.read_only or not self._index_lock.acquire(blocking=False):
+            return True
+        try:
+            shutil.rmtree(self.index_dir / "lexical", ignore_errors=True)
+            self.lexical = LexicalIndex(self.index_dir / "lexical")
+            self._rebuild_lexical()
+        finally:
+            self._index_lock.release()
+        return True
 
     def _rebuild_vectors(self) -> None:
         """Vectors come back from the content-addressed cache; only misses need the model,
@@ -459,19 +493,34 @@ class Engine:
         if not todo:
             return 0, 0, False
         missing = self._add_cached_vectors(todo)
+        # Source code first (embed_priority), so answers about the code improve first while BM25
+        # covers the rest; by length inside a class, so batches pad little. Chunks with the same
+        # text share a key: one part embeds it once, a later part finds it in the cache.
+        missing.sort(key=lambda sc: (embed_priority(sc.chunk), len(sc.chunk.text)))
         from_cache = len(todo) - len(missing)
         embedded = 0
-        for i in range(0, len(missing), EMBED_BATCH):
-            if cancel is not None and cancel.is_set():
-                return embedded, from_cache, True
-            part = missing[i : i + EMBED_BATCH]
-            texts = {sc.emb_key: embedding_text(sc.chunk) for sc in part if sc.emb_key}
-            vecs, computed = embed_with_cache(self.embedder, self.cache, texts)
-            embedded += computed
-            self.vectors.add([sc.id for sc in part], np.stack([vecs[sc.emb_key] for sc in part]))  # type: ignore[index]
-            self.vectors.save()
-            if progress:
-                progress("embed", min(i + EMBED_BATCH, len(missing)), len(missing))
+        last_save = time.perf_counter()
+        try:
+            for i in range(0, len(missing), EMBED_BATCH):
+                if cancel is not None and cancel.is_set():
+                    return embedded, from_cache, True
+                part = missing[i : i + EMBED_BATCH]
+                texts = {sc.emb_key: embedding_text(sc.chunk) for sc in part if sc.emb_key}
+                vecs, computed = embed_with_cache(self.embedder, self.cache, texts)
+                embedded += computed
+                stacked = np.stack([vecs[sc.emb_key or ""] for sc in part])
+                self.vectors.add([sc.id for sc in part], stacked)
+                # A save rewrites the whole file (tens of MB on a large repository): every few
+                # seconds, not every part. A crash loses only vectors the embedding cache
+                # holds, and the next pass puts them back from there.
+                if time.perf_counter() - last_save >= VECTOR_SAVE_S:
+                    self.vectors.save()
+                    last_save = time.perf_counter()
+                if progress:
+                    progress("embed", min(i + EMBED_BATCH, len(missing)), len(missing))
+        finally:
+            if missing:
+                self.vectors.save()
         return embedded, from_cache, False
 
     # -- status ---------------------------------------------------------------
@@ -529,6 +578,20 @@ class Engine:
             raise EngineError("the query is empty: say what you are looking for")
         if req.limit < 1:
             raise EngineError("--limit must be at least 1")
+        if req.limit > MAX_LIMIT:
+            raise EngineError(f"--limit must be at most {MAX_LIMIT} (got {req.limit})")
+        if req.budget_tokens is not None and not 1 <= req.budget_tokens <= MAX_BUDGET_TOKENS:
+            raise EngineError(
+                f"--budget must be between 1 and {MAX_BUDGET_TOKENS} tokens "
+                f"(got {req.budget_tokens})"
+            )
+        limit_notes: list[str] = []
+        if len(req.query) > MAX_QUERY_CHARS:
+            limit_notes.append(
+                f"the query was {len(req.query)} characters; only the first {MAX_QUERY_CHARS} "
+                "were used"
+            )
+            req = dataclasses.replace(req, query=req.query[:MAX_QUERY_CHARS])
         open_file = None
         if req.open_file:
             try:
@@ -536,7 +599,7 @@ class Engine:
             except ValueError as exc:
                 raise EngineError(str(exc)) from exc
         trace: dict[str, StageTrace] = {}
-        notes = list(self.notes)
+        notes = [*self.notes, *limit_notes]
         if self._indexing:
             notes.append("an index pass is running: answering from what is committed")
         if refresh and not self.read_only:
@@ -557,7 +620,8 @@ class Engine:
         result = self._answer(req, open_file, trace, notes)
         if not self.read_only:
             self.requests.record(result, open_file, req.line)
-        if not self._indexing:  # mid-pass answers may see half a change: never keep them
+        damaged = self._repair_lexical_if_damaged(result.notes)
+        if not self._indexing and not damaged:  # mid-pass or degraded answers: never keep them
             self._answers[key] = result
         if len(self._answers) > ANSWER_CACHE_SIZE:
             self._answers.popitem(last=False)
@@ -690,6 +754,12 @@ class Engine:
             cfg.ranking.rrf_k + 1
         )
         verdict = assemble.judge(ranked, qa, max_fused, cfg.ranking.insufficient_below)
+        # Ranking and the verdict saw the real text; what leaves the engine is masked.
+        for c in ranked[: max(req.limit, 40)]:
+            c.stored = dataclasses.replace(
+                c.stored,
+                chunk=dataclasses.replace(c.stored.chunk, text=mask_secrets(c.stored.chunk.text)),
+            )
         budget = req.budget_tokens if req.budget_tokens is not None else cfg.context.budget_tokens
         context = assemble.assemble_context(
             ranked,
@@ -697,7 +767,7 @@ class Engine:
             self.embedder.count_tokens,
             cfg.context.per_file_blocks,
             verdict,
-            parent_of=self._parent_scope,
+            parent_of=_masked(self._parent_scope),
         )
         results = [_evidence(c) for c in ranked[: req.limit]]
         trace["assemble"] = StageTrace(len(results), _ms(t0))
@@ -730,8 +800,28 @@ def _lexdoc(sc: StoredChunk) -> LexDoc:
 def _stored_evidence(sc: StoredChunk, reasons: list[str] | None = None) -> Evidence:
     ch = sc.chunk
     return Evidence(
-        ch.path, ch.start, ch.end, ch.symbol, ch.kind, ch.language, 0.0, reasons or [], ch.text
+        ch.path,
+        ch.start,
+        ch.end,
+        ch.symbol,
+        ch.kind,
+        ch.language,
+        0.0,
+        reasons or [],
+        mask_secrets(ch.text),
     )
+
+
+def _masked(
+    parent_of: Callable[[Chunk], assemble.Scope | None],
+) -> Callable[[Chunk], assemble.Scope | None]:
+    """The parent scope is read from the store, not from the masked candidates: mask it too."""
+
+    def wrapped(chunk: Chunk) -> assemble.Scope | None:
+        scope = parent_of(chunk)
+        return None if scope is None else (*scope[:3], mask_secrets(scope[3]))
+
+    return wrapped
 
 
 def _overlay_stamp(text: str) -> tuple[int, int]:

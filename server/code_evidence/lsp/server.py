@@ -23,9 +23,14 @@ from typing import Any, TypeVar
 
 from cattrs import Converter
 from lsprotocol import converters, types
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
+from pygls.protocol import (
+    JsonRPCNotification,
+    JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
+    LanguageServerProtocol,
+)
 
 from .. import __version__
 from ..config import ConfigError
@@ -54,6 +59,26 @@ def json_converter() -> Converter:
 
 def invalid(message: str) -> JsonRpcInvalidParams:
     return JsonRpcInvalidParams(message=message)
+
+
+class _Protocol(LanguageServerProtocol):
+    """pygls drops a request whose params do not fit the LSP types (a hover whose position is
+    null, a line that is a string) without answering, so the client would wait forever. Answer
+    it with InvalidParams instead, and drop the message (a malformed notification is only
+    logged, as JSON-RPC has no way to answer it)."""
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            if "id" in data and "method" in data:
+                error = JsonRpcInvalidParams(
+                    message=f"{data['method']}: malformed params ({exc.message or exc})"
+                )
+                self._send_response(data["id"], error=error.to_response_error())
+            return JsonRPCNotification(
+                method="$/codeEvidence/malformed", jsonrpc="2.0", params=None
+            )
 
 
 class _Progress:
@@ -110,7 +135,12 @@ class _Reporter:
 
 class CodeEvidenceServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("code-evidence", __version__, converter_factory=json_converter)
+        super().__init__(
+            "code-evidence",
+            __version__,
+            converter_factory=json_converter,
+            protocol_cls=_Protocol,
+        )
         self.index_dir: Path | None = None
         self.sessions: dict[Path, FolderSession] = {}
         self.failed: dict[Path, str] = {}  # folders whose engine could not open, and why
