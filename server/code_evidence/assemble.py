@@ -123,6 +123,9 @@ def judge(
 Scope = tuple[int, int, str, str]  # start, end, symbol, text of an enclosing definition
 SCORE_GAP = 0.4  # blocks scoring under this share of the best one stay out of the pack
 PARENT_SHARE = 0.4  # a parent scope may take at most this share of the budget
+# Code averages well over this many tokens a line, so a scope of more lines than
+# PARENT_SHARE * budget / MIN_TOKENS_PER_LINE cannot fit, and is not built or counted.
+MIN_TOKENS_PER_LINE = 4
 
 
 def assemble_context(
@@ -131,7 +134,7 @@ def assemble_context(
     count_tokens: Callable[[str], int],
     per_file_blocks: int,
     verdict: Verdict,
-    parent_of: Callable[[Chunk], Scope | None] | None = None,
+    parent_of: Callable[[Chunk, int], Scope | None] | None = None,
     max_blocks: int = 20,
 ) -> ContextPack:
     """Best first into the budget, until the scores fall off (``SCORE_GAP``): how much goes in
@@ -184,7 +187,8 @@ def assemble_context(
             continue
         block = (ch.path, ch.start, ch.end, ch.symbol, ch.text)
         cost = count_tokens(_header(*block[:4])) + count_tokens(ch.text)
-        scope = parent_of(ch) if parent_of else None
+        max_lines = int(PARENT_SHARE * budget / MIN_TOKENS_PER_LINE)
+        scope = parent_of(ch, max_lines) if parent_of else None
         if scope is not None:
             start, end, symbol, text = scope
             scope_cost = count_tokens(_header(ch.path, start, end, symbol)) + count_tokens(text)

@@ -653,19 +653,16 @@ class Engine:
         times = self.reader.commit_times(paths)
         return {p: max(0.0, (int(head_time) - t) / 86400) for p, t in times.items()}
 
-    def _parent_scope(self, chunk: Chunk) -> assemble.Scope | None:
+    def _parent_scope(self, chunk: Chunk, max_lines: int) -> assemble.Scope | None:
         """The class around a method: every stored chunk of that class, lines in between
         kept blank (they were blank or comments between members)."""
         if chunk.kind != "method" or "." not in chunk.symbol:
             return None
         owner = chunk.symbol.rsplit(".", 1)[0]
-        members = [
-            sc.chunk
-            for sc in self.reader.chunks_of(chunk.path)
-            if sc.chunk.symbol == owner or sc.chunk.symbol.startswith(owner + ".")
-        ]
-        if len(members) < 2:
-            return None
+        stored = self.reader.scope_members(chunk.path, owner, max_lines)
+        if stored is None or len(stored) < 2:
+            return None  # no class around it, or too big to go in whole
+        members = [sc.chunk for sc in stored]
         start = min(m.start for m in members)
         end = max(m.end for m in members)
         lines = [""] * (end - start + 1)
@@ -813,12 +810,12 @@ def _stored_evidence(sc: StoredChunk, reasons: list[str] | None = None) -> Evide
 
 
 def _masked(
-    parent_of: Callable[[Chunk], assemble.Scope | None],
-) -> Callable[[Chunk], assemble.Scope | None]:
+    parent_of: Callable[[Chunk, int], assemble.Scope | None],
+) -> Callable[[Chunk, int], assemble.Scope | None]:
     """The parent scope is read from the store, not from the masked candidates: mask it too."""
 
-    def wrapped(chunk: Chunk) -> assemble.Scope | None:
-        scope = parent_of(chunk)
+    def wrapped(chunk: Chunk, max_lines: int) -> assemble.Scope | None:
+        scope = parent_of(chunk, max_lines)
         return None if scope is None else (*scope[:3], mask_secrets(scope[3]))
 
     return wrapped

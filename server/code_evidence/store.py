@@ -401,6 +401,21 @@ class Store:
             )
         ]
 
+    def scope_members(self, path: str, owner: str, max_lines: int) -> list[StoredChunk] | None:
+        """The chunks of ``owner`` (a class) and its members in ``path``, or None when they
+        span more than ``max_lines`` (decided from the line numbers alone, without the text)."""
+        where = "path=? AND (symbol=? OR substr(symbol, 1, ?)=?)"
+        args = (path, owner, len(owner) + 1, owner + ".")
+        start, end = self.db.execute(
+            f"SELECT min(start), max(end) FROM chunks WHERE {where}", args
+        ).fetchone()
+        if start is None or end - start + 1 > max_lines:
+            return None
+        rows = self.db.execute(
+            f"SELECT {_CHUNK_COLS} FROM chunks WHERE {where} ORDER BY start", args
+        ).fetchall()
+        return [_row_to_chunk(r) for r in rows]
+
     def chunk_at(self, path: str, line: int) -> StoredChunk | None:
         """The innermost (shortest) chunk of ``path`` that contains ``line``."""
         row = self.db.execute(
