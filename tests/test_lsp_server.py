@@ -113,6 +113,29 @@ async def test_explain_and_as_of(client: Client, project: Path) -> None:
         await find(client, {"query": "x", "asOf": "no-such-ref"})
 
 
+async def test_twenty_concurrent_finds_with_cancellations(client: Client, project: Path) -> None:
+    queries = ["discount_for", "check_oauth_state", "save_json", "Cart.total", "tax_rate"]
+    futures = []
+    for i in range(20):
+        params = {"query": f"{queries[i % 5]} {i}", "limit": 5}
+        futures.append(
+            asyncio.ensure_future(
+                client.protocol.send_request_async("codeEvidence/find", params, msg_id=f"c{i}")
+            )
+        )
+    await asyncio.sleep(0)  # every request is written before the cancels
+    for i in range(0, 20, 2):
+        client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=f"c{i}"))
+    outcomes = await asyncio.wait_for(asyncio.gather(*futures, return_exceptions=True), WAIT_S)
+    for i, outcome in enumerate(outcomes):
+        if i % 2:  # never cancelled: a full, right answer
+            assert outcome["results"][0]["symbol"].endswith(queries[i % 5].split(".")[-1])
+        else:  # cancelled: an error, or the answer when the cancel came after it was done
+            assert isinstance(outcome, JsonRpcRequestCancelled) or outcome["results"]
+    after = await find(client, {"query": "discount_for"})  # and the server keeps serving
+    assert after["results"][0]["symbol"] == "discount_for"
+
+
 async def test_unsaved_edits_are_what_is_searched(client: Client, project: Path) -> None:
     storage = project / "src/shop/storage.py"
     uri = open_doc(client, storage)
