@@ -10,6 +10,7 @@ deadline (answers may wait on the index). The long runs belong in ``bench/stress
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -33,8 +34,9 @@ from lsp_support import (  # noqa: E402
 )
 
 INVALID_PARAMS = -32602
+# bench/stress.py raises this for its long fuzzing run; the test suite keeps the bounded 50.
 SETTINGS = settings(
-    max_examples=50,
+    max_examples=int(os.environ.get("CODE_EVIDENCE_FUZZ_EXAMPLES", "50")),
     database=None,  # no .hypothesis folder in the checkout; failures print their example
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
