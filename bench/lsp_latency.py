@@ -50,8 +50,10 @@ from pygls.lsp.client import LanguageClient
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "server"))
+sys.path.insert(0, str(REPO / "tests"))
 
 from code_evidence.lsp.server import json_converter  # noqa: E402
+from lsp_support import settled, wait_status  # noqa: E402
 
 CACHE_ROOT = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "code-evidence-bench"
 DJANGO = "Django==5.1.4"
@@ -88,7 +90,7 @@ class BenchClient(LanguageClient):
     def __init__(self) -> None:
         super().__init__("code-evidence-bench", "1", converter_factory=json_converter)
         self.statuses: list[dict[str, Any]] = []
-        self.changed = asyncio.Event()
+        self.status_changed = asyncio.Event()  # what lsp_support.wait_status waits on
 
 
 async def drain(stream: asyncio.StreamReader | None, path: Path) -> None:
@@ -107,7 +109,7 @@ def make_client() -> BenchClient:
     @client.feature(STATUS)
     def _status(ls: BenchClient, params: Any) -> None:
         ls.statuses.append(params)
-        ls.changed.set()
+        ls.status_changed.set()
 
     @client.feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)
     def _create(ls: BenchClient, params: Any) -> None:
@@ -240,25 +242,6 @@ def summary(values: list[float]) -> dict[str, float]:
         "mean_ms": round(statistics.fmean(values), 1) if values else float("nan"),
         "max_ms": round(max(values), 1) if values else float("nan"),
     }
-
-
-async def wait_status(client: BenchClient, pred: Any, after: int, timeout: float) -> dict:
-    async def loop() -> dict:
-        seen = after
-        while True:
-            while seen < len(client.statuses):
-                s = client.statuses[seen]
-                seen += 1
-                if pred(s):
-                    return s
-            client.changed.clear()
-            await client.changed.wait()
-
-    return await asyncio.wait_for(loop(), timeout)
-
-
-def settled(s: dict) -> bool:
-    return s["state"] in ("ready", "partial")
 
 
 async def find(client: BenchClient, params: dict) -> dict:

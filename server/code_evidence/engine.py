@@ -105,7 +105,7 @@ class _Plan:
 
     to_read: list[FileEntry]
     removed: list[str]
-    unchanged: int
+    known: dict[str, FileRow]  # the indexed files, as read for the comparison
 
 
 class Engine:
@@ -298,14 +298,15 @@ class Engine:
     def _plan(self, entries: list[FileEntry]) -> _Plan:
         """Compare the scan with what is indexed (or was read and skipped) by size and mtime.
         Reads the committed state, so status can call it while a pass runs."""
-        known = {p: (row.size, row.mtime_ns) for p, row in self.reader.files().items()}
+        known = self.reader.files()
+        stats = {p: (row.size, row.mtime_ns) for p, row in known.items()}
         skipped = self.reader.skipped_stats()
         to_read = [
-            e for e in entries if known.get(e.path, skipped.get(e.path)) != (e.size, e.mtime_ns)
+            e for e in entries if stats.get(e.path, skipped.get(e.path)) != (e.size, e.mtime_ns)
         ]
         present = {e.path for e in entries}
         removed = [p for p in [*known, *skipped] if p not in present]
-        return _Plan(to_read, removed, len(entries) - len(to_read))
+        return _Plan(to_read, removed, known)
 
     def index(
         self, progress: Progress | None = None, cancel: threading.Event | None = None
@@ -346,7 +347,7 @@ class Engine:
         ]
         plan = self._plan(entries)
         skipped = dict(scan.skipped)
-        known = self.store.files()
+        known = plan.known  # under the index lock the committed state is the store's state
         updates: list[tuple[FileEntry, FileRow, list[Chunk], bool]] = []
         touches: list[FileEntry] = []
         skips: list[tuple[FileEntry, str]] = []

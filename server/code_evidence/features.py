@@ -52,6 +52,7 @@ def apply_features(
     names = set(qa.names)
     lower_names = {n.lower() for n in names}
     open_dir = posixpath.dirname(editor.open_file) if editor.open_file else None
+    strict = [*qa.quoted, *qa.error_codes]
     deprecated = [c for c in cands if _DEPRECATED.search(c.stored.chunk.text)]
     called = (
         caller_counts([c.stored.name for c in deprecated]) if deprecated and caller_counts else {}
@@ -85,7 +86,6 @@ def apply_features(
         if any(ch.path == p or ch.path.endswith("/" + p) for p in qa.paths):
             boost += W_PATH
             c.tag("path-match")
-        strict = [*qa.quoted, *qa.error_codes]
         if strict and any(s in ch.text for s in strict):
             boost += W_MUST_MATCH
             c.tag("must-match")

@@ -19,33 +19,6 @@ from typing import Any
 from .schema import FindResult
 
 REDACTED = "[redacted]"
-_SECRET_PATTERNS = [
-    re.compile(
-        r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)", re.S
-    ),
-    re.compile(
-        r"(?i)\b(password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|auth)"
-        r"(\s*[=:]\s*|\s+)(\"[^\"]*\"|'[^']*'|\S+)"
-    ),
-    re.compile(r"(?i)\bbearer\s+[\w\-.~+/]+=*"),
-    re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),  # AWS access key ids
-    re.compile(r"\b(?:ghp|gho|ghu|ghs|github_pat|glpat|xox[abpr]|sk)[-_][A-Za-z0-9_\-]{16,}"),
-    re.compile(r"\beyJ[\w-]+\.[\w-]+\.[\w-]+"),  # JWTs
-    re.compile(r"(?<=://)[^/\s:@]+:[^/\s@]+(?=@)"),  # credentials in URLs
-    re.compile(r"\b[A-Fa-f0-9]{32,}\b|\b[A-Za-z0-9+/]{40,}={0,2}"),  # long hex / base64 blobs
-]
-
-
-def redact(text: str) -> str:
-    """Mask what looks like a credential; keep the rest readable."""
-    for pattern in _SECRET_PATTERNS:
-        if pattern.groups >= 3:
-            text = pattern.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
-        else:
-            text = pattern.sub(REDACTED, text)
-    return text
-
-
 # Masking inside indexed code must not touch ordinary code: no generic "long hex/base64" rule
 # (hashes, test vectors and fixtures are common) and no bare ``token x`` rule; only shapes that
 # are credentials on their own, and string literals assigned to a credential-named variable.
@@ -128,6 +101,30 @@ def _mask_shape(m: re.Match[str]) -> str:
     if at and (m.string[at - 1].isalnum() or m.string[at - 1] == "_"):
         return m.group(0)  # inside a longer word (``disk_...``, ``task-...``): not a key
     return REDACTED + "\n" * m.group(0).count("\n")
+
+
+# A query is no code to read: the log also masks any value after a credential-like word and
+# every long hex or base64 run, which in indexed code would hide hashes and fixtures.
+_LOG_ONLY = [
+    re.compile(
+        r"(?i)\b(password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|auth)"
+        r"(\s*[=:]\s*|\s+)(\"[^\"]*\"|'[^']*'|\S+)"
+    ),
+    re.compile(r"(?i)\bbearer\s+[\w\-.~+/]+=*"),
+    re.compile(r"\b[A-Fa-f0-9]{32,}\b|\b[A-Za-z0-9+/]{40,}={0,2}"),
+]
+
+
+def redact(text: str) -> str:
+    """What the request log keeps of a query: the credential shapes ``mask_secrets`` knows,
+    plus the stricter log-only rules."""
+    text = mask_secrets(text)
+    for pattern in _LOG_ONLY:
+        if pattern.groups >= 3:
+            text = pattern.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
+        else:
+            text = pattern.sub(REDACTED, text)
+    return text
 
 
 class TraceLog:
