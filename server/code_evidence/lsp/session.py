@@ -165,14 +165,7 @@ class FolderSession:
             if self._indexed_seq >= seq:
                 return True
         self.request_pass("editor buffers changed", buffers_only=True)
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            while self._indexed_seq < seq and not self._stopping:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self._cond.wait(left)
-            return self._indexed_seq >= seq
+        return self._wait(lambda: self._indexed_seq >= seq, timeout)
 
     def apply_settings(self, s: protocol.Settings) -> None:
         cfg = self.engine.config
@@ -203,14 +196,19 @@ class FolderSession:
             return self._requested
 
     def wait_for(self, generation: int, timeout: float) -> bool:
+        return self._wait(lambda: self._completed >= generation, timeout)
+
+    def _wait(self, done: Callable[[], bool], timeout: float) -> bool:
+        """Block on the session's condition until ``done()`` holds (checked under its lock),
+        the session stops, or ``timeout`` seconds pass; returns ``done()``."""
         deadline = time.monotonic() + timeout
         with self._cond:
-            while self._completed < generation and not self._stopping:
+            while not done() and not self._stopping:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False
                 self._cond.wait(left)
-            return self._completed >= generation
+            return done()
 
     def _on_batch(self, batch: Batch) -> None:
         paths = self._ignore.relevant(batch.paths) if batch.paths else []
