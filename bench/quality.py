@@ -48,14 +48,28 @@ TOP_CHUNKS = 10
 KS = (1, 5, 10)
 METRICS = ("R@1", "R@5", "R@10", "MRR@10", "nDCG@10", "chunk@10")
 
-# Stages switched on per configuration; every other stage is off. ``full`` is the default
-# config as shipped (None), so a stage added later is measured without editing this table.
-CONFIGS: dict[str, frozenset[str] | None] = {
-    "vectors": frozenset({"vectors"}),
-    "bm25": frozenset({"lexical"}),
-    "hybrid": frozenset({"lexical", "vectors"}),
-    "hybrid+features": frozenset({"lexical", "vectors", "structural", "features"}),
-    "full": None,
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    """One configuration: the stages switched on (None: as shipped, so a stage added later is
+    measured without editing this table), ranking settings changed, and the request depth."""
+
+    stages: frozenset[str] | None = None
+    ranking: tuple[tuple[str, Any], ...] = ()
+    depth: str = "interactive"
+
+
+_RANKED = frozenset({"lexical", "vectors", "structural", "features", "rerank"})
+CONFIGS: dict[str, Variant] = {
+    "vectors": Variant(frozenset({"vectors"})),
+    "bm25": Variant(frozenset({"lexical"})),
+    "hybrid": Variant(frozenset({"lexical", "vectors"})),
+    "hybrid+features": Variant(frozenset({"lexical", "vectors", "structural", "features"})),
+    "+coverage": Variant(_RANKED, (("reranker", "none"),)),
+    "+bi-encoder": Variant(_RANKED, (("reranker", "bi-encoder"),)),
+    "+cross-encoder": Variant(_RANKED, (("reranker", "cross-encoder"),)),
+    "+cross-encoder deep": Variant(_RANKED, (("reranker", "cross-encoder"),), "deep"),
+    "full": Variant(),
 }
 GROUPS = ("commit a", "commit b", "docstring")
 COMMIT_POOLED = "commit a+b"
@@ -360,6 +374,11 @@ def set_stages(stages: Any, on: frozenset[str] | None, defaults: dict[str, bool]
         setattr(stages, f.name, defaults[f.name] if on is None else f.name in on)
 
 
+def set_ranking(ranking: Any, changes: dict[str, Any], defaults: dict[str, Any]) -> None:
+    for key, value in defaults.items():
+        setattr(ranking, key, changes.get(key, value))
+
+
 def progress_logger(name: str) -> Callable[[str, int, int], None]:
     """Log each index phase once, and its completion, instead of a line per file."""
     state = {"stage": ""}
@@ -374,8 +393,10 @@ def progress_logger(name: str) -> Callable[[str, int, int], None]:
     return report
 
 
-def run_case(eng: Any, schema: Any, case: Case, limit: int) -> CaseRun:
-    request = schema.FindRequest(query=case.query, open_file=case.open_file, limit=limit)
+def run_case(eng: Any, schema: Any, case: Case, limit: int, depth: str = "interactive") -> CaseRun:
+    request = schema.FindRequest(
+        query=case.query, open_file=case.open_file, limit=limit, depth=depth
+    )
     t0 = time.perf_counter()
     try:
         res = eng.find(request)
@@ -443,7 +464,9 @@ def run_dataset(
     configs: list[str],
     limit: int,
     fresh: bool,
+    overrides: dict[str, Any] | None = None,
 ) -> DatasetRun:
+    overrides = overrides or {}
     schema = mods.schema
     prepare_index_dir(index_dir, fresh)
     eng = mods.engine.Engine(ws, index_dir=index_dir, config=mods.config.Config())
@@ -452,17 +475,22 @@ def run_dataset(
         report = eng.index(progress=progress_logger(name))
         index_s = time.perf_counter() - t0
         log(f"{name}: indexed in {index_s:.1f}s")
-        stages = eng.config.stages
+        stages, ranking = eng.config.stages, eng.config.ranking
         defaults = {f.name: getattr(stages, f.name) for f in dataclasses.fields(stages)}
+        ranking_defaults = {f.name: getattr(ranking, f.name) for f in dataclasses.fields(ranking)}
+        ranking_defaults |= overrides
         runs: dict[str, list[CaseRun]] = {}
         for conf in configs:
-            set_stages(eng.config.stages, CONFIGS[conf], defaults)
+            v = CONFIGS[conf]
+            set_stages(stages, v.stages, defaults)
+            set_ranking(ranking, dict(v.ranking), ranking_defaults)
             if cases:  # untimed warm-up: model sessions and caches load on first use
-                run_case(eng, schema, cases[0], limit)
-            runs[conf] = [run_case(eng, schema, c, limit) for c in cases]
+                run_case(eng, schema, cases[0], limit, v.depth)
+            runs[conf] = [run_case(eng, schema, c, limit, v.depth) for c in cases]
             errors = sum(1 for r in runs[conf] if r.error)
             log(f"  {name} [{conf}]: {len(cases)} cases" + (f", {errors} errors" if errors else ""))
-        set_stages(eng.config.stages, None, defaults)
+        set_stages(stages, None, defaults)
+        set_ranking(ranking, {}, ranking_defaults)
     finally:
         eng.close()
     return DatasetRun(name, str(ws), str(index_dir), index_s, report, runs)
@@ -534,7 +562,7 @@ def comparison_table(
 ) -> str:
     """One table for every configuration, then one goal line per configuration."""
     head = (
-        f"{'config':<16} {'group':<10} {'reference':<16} {'MRR@10':>7} {'delta':>7} "
+        f"{'config':<20} {'group':<10} {'reference':<16} {'MRR@10':>7} {'delta':>7} "
         f"{'chunk@10':>8} {'delta':>7}  verdict"
     )
     refs = ", ".join(f"{g} {m} {a:.3f}/{b:.3f}" for g, (m, a, b) in REFERENCE.items())
@@ -542,7 +570,7 @@ def comparison_table(
     for conf, rows in compare.items():
         for r in rows:
             lines.append(
-                f"{conf:<16} {r['group']:<10} {r['reference']:<16} {fmt(r['MRR@10'], 7)} "
+                f"{conf:<20} {r['group']:<10} {r['reference']:<16} {fmt(r['MRR@10'], 7)} "
                 f"{signed(r['delta_MRR@10'])} {fmt(r['chunk@10'])} "
                 f"{signed(r['delta_chunk@10'])}  {'PASS' if r['pass'] else 'FAIL'}"
             )
@@ -562,12 +590,16 @@ def signed(v: float | None) -> str:
 
 
 def latency_table(by_conf: dict[str, dict[str, Any]]) -> str:
-    head = f"{'config':<16} {'n':>5} {'median ms':>10} {'p95 ms':>8} {'max ms':>8}  errors"
+    head = (
+        f"{'config':<20} {'n':>5} {'median ms':>10} {'p95 ms':>8} {'max ms':>8} "
+        f"{'rerank med':>10}  errors"
+    )
     lines = ["find latency (warm, wall clock around Engine.find)", head, "-" * len(head)]
     for conf, lat in by_conf.items():
+        rerank_ms = lat.get("stage_median_ms", {}).get("rerank")
         lines.append(
-            f"{conf:<16} {lat['n']:>5} {num(lat['median_ms'], 10)} {num(lat['p95_ms'], 8)} "
-            f"{num(lat['max_ms'], 8)}  {lat['errors']}"
+            f"{conf:<20} {lat['n']:>5} {num(lat['median_ms'], 10)} {num(lat['p95_ms'], 8)} "
+            f"{num(lat['max_ms'], 8)} {num(rerank_ms, 10)}  {lat['errors']}"
         )
     return "\n".join(lines)
 
@@ -646,7 +678,33 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help=f"also run the traceback cases of {FAILURES_DIR.relative_to(REPO)} (default: when "
         "that folder exists)",
     )
+    ap.add_argument(
+        "--configs",
+        type=lambda v: v.split(","),
+        help=f"comma-separated configurations to run (known: {', '.join(CONFIGS)})",
+    )
+    ap.add_argument(
+        "--set",
+        dest="ranking",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="change a [ranking] setting for every configuration (repeatable), to try a value",
+    )
     args = ap.parse_args(argv)
+    for conf in args.configs or []:
+        if conf not in CONFIGS:
+            ap.error(f"unknown configuration {conf!r}; known: {', '.join(CONFIGS)}")
+    ranking: dict[str, Any] = {}
+    for item in args.ranking:
+        key, sep, value = item.partition("=")
+        if not sep:
+            ap.error(f"--set {item!r}: expected KEY=VALUE")
+        try:
+            ranking[key] = json.loads(value)
+        except json.JSONDecodeError:
+            ranking[key] = value
+    args.ranking = ranking
     if args.limit < TOP_FILES:
         ap.error(f"--limit must be at least {TOP_FILES} (the metrics read the top {TOP_FILES})")
     if args.cases_limit is not None and args.cases_limit < 1:
@@ -666,6 +724,9 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"unknown dataset(s) {', '.join(unknown)}; known: {', '.join(known)}")
     datasets = [d for d in manifest if not args.dataset or d["name"] in args.dataset]
     configs = list(CONFIGS) if args.ablation else ["full"]
+    if args.configs:
+        configs = args.configs
+    primary = "full" if "full" in configs else configs[-1]  # the one the report details
     failures = FAILURES_DIR.is_dir() if args.failures is None else args.failures
     if failures and not FAILURES_DIR.is_dir():
         raise SystemExit(f"{FAILURES_DIR}: missing (build it with bench/failures/make_cases.py)")
@@ -684,7 +745,15 @@ def main(argv: list[str] | None = None) -> int:
         index_dir = args.index_root.resolve() / d["name"]
         dataset_runs.append(
             run_dataset(
-                mods, d["name"], ws, index_dir, cases, configs, args.limit, not args.reuse_index
+                mods,
+                d["name"],
+                ws,
+                index_dir,
+                cases,
+                configs,
+                args.limit,
+                not args.reuse_index,
+                args.ranking,
             )
         )
 
@@ -698,7 +767,7 @@ def main(argv: list[str] | None = None) -> int:
             "error_cases": [{"id": r.case.id, "error": r.error} for r in runs if r.error],
             "stage_median_ms": stage_latency(runs),
         }
-    full_runs = [r for dr in dataset_runs for r in dr.runs["full"]]
+    full_runs = [r for dr in dataset_runs for r in dr.runs[primary]]
     # A disagreement with score.py fails the run, but only after the report is written, so the
     # evidence for the bug is kept.
     failure: str | None = None
@@ -710,8 +779,8 @@ def main(argv: list[str] | None = None) -> int:
 
     for c in configs:
         print(metrics_table(f"\n== {c} (pooled over {len(dataset_runs)} datasets)", pooled[c]))
-    print("\nper dataset [full]: MRR@10 / chunk@10")
-    for name, groups in per_dataset["full"].items():
+    print(f"\nper dataset [{primary}]: MRR@10 / chunk@10")
+    for name, groups in per_dataset[primary].items():
         cells = ", ".join(
             f"{g} n={a['n']} {fmt(a['MRR@10'], 0)} / {fmt(a['chunk@10'], 0)}"
             for g, a in groups.items()
@@ -719,12 +788,12 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(f"  {name:<24} {cells}")
     negatives_text, negatives = hard_negative_table(full_runs)
-    print("\nhard negatives [full]: share of cases where one outranks the gold file")
+    print(f"\nhard negatives [{primary}]: share of cases where one outranks the gold file")
     print(negatives_text)
     compare = {c: comparison(pooled[c]) for c in configs}
     goal_rows = {c: goals(pooled[c]) for c in configs}
     print("\n" + comparison_table(compare, goal_rows))
-    if any(g in pooled["full"] for g in FAILURE_GROUPS):
+    if any(g in pooled[primary] for g in FAILURE_GROUPS):
         print(f"({', '.join(FAILURE_GROUPS)}: local cases, no reference baseline to compare with)")
     print("\n" + latency_table(latencies))
     for c in configs:
@@ -740,7 +809,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {dr.name:<24} {dr.index_s:>7.1f}s{cache}")
     if failure is None:
         groups_checked = ", ".join(check["groups_checked"])
-        print(f"\nscore.py agrees with these metrics for [full] (groups: {groups_checked})")
+        print(f"\nscore.py agrees with these metrics for [{primary}] (groups: {groups_checked})")
 
     schema = mods.schema
     report = {
@@ -750,7 +819,12 @@ def main(argv: list[str] | None = None) -> int:
         "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
         "engine_config": schema.to_json_dict(mods.config.Config()),
         "configurations": {
-            c: sorted(CONFIGS[c]) if CONFIGS[c] is not None else "default" for c in configs
+            c: {
+                "stages": sorted(CONFIGS[c].stages) if CONFIGS[c].stages else "default",
+                "ranking": dict(CONFIGS[c].ranking),
+                "depth": CONFIGS[c].depth,
+            }
+            for c in configs
         },
         "reference": {
             g: {"method": m, "MRR@10": a, "chunk@10": b} for g, (m, a, b) in REFERENCE.items()

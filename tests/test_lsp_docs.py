@@ -107,6 +107,7 @@ def facts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         },
         "unions": {
             ("FindParams", "intent"): set(protocol.INTENTS),
+            ("FindParams", "depth"): set(protocol.DEPTHS),
             ("FindAnswer", "indexState"): set(protocol.INDEX_STATES),
             ("StatusParams", "state"): set(protocol.STATUS_STATES),
             ("Settings", "rerank"): set(protocol.RERANK_MODES),

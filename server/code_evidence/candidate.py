@@ -15,7 +15,8 @@ class Candidate:
     fused: float = 0.0  # reciprocal-rank fusion
     boost: float = 0.0  # added by hard features (in RRF units)
     factor: float = 1.0  # soft penalties multiply
-    rerank: float | None = None  # the rerank stage's own score, when it ran
+    rerank: float | None = None  # the feature scorer's query coverage, when it ran
+    cross: float | None = None  # the model reranker's score (cross-encoder logit or cosine)
     score: float = 0.0  # the final ranking score
     reasons: list[str] = field(default_factory=list)
 

@@ -76,6 +76,11 @@ def build_parser() -> argparse.ArgumentParser:
     p_find.add_argument("--limit", type=int, default=10, help="ranked results (default 10)")
     p_find.add_argument("--budget", type=int, help="context token budget")
     p_find.add_argument("--intent", choices=INTENTS, default="auto")
+    p_find.add_argument(
+        "--deep",
+        action="store_true",
+        help="let the cross-encoder score more candidates, with no time limit",
+    )
     p_find.add_argument("--json", action="store_true", help="print one JSON object")
     p_find.add_argument(
         "--explain",
@@ -150,6 +155,7 @@ def _request(query: str, args: Any, open_file: str | None, line: int | None) -> 
         limit=args.limit,
         budget_tokens=args.budget,
         intent=args.intent,
+        depth="deep" if args.deep else "interactive",
     )
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 CONFIG_FILE = ".code-evidence.toml"
+RERANKERS = ("cross-encoder", "bi-encoder", "none")  # "none": the feature scorer alone
 
 
 class ConfigError(ValueError):
@@ -48,7 +49,12 @@ class RankingConfig:
     recall_k: int = 100  # candidates per channel
     test_penalty: float = 0.5  # multiplier on test chunks unless the query is about tests
     per_file_results: int = 3  # at most this many chunks of one file in the ranked list
-    rerank_budget_ms: int = 300  # the rerank stage gives up (keeping the fused order) past this
+    rerank_budget_ms: int = 300  # interactive requests: rerank stops (order kept) past this
+    reranker: str = "cross-encoder"  # model scorer after the feature scorer; see RERANKERS
+    rerank_pairs: int = 12  # interactive: at most this many pairs go to the model
+    rerank_pairs_deep: int = 40  # deep requests: this many, with no time limit
+    rerank_blend: float = 0.5  # weight of the model score against the first-stage score
+    rerank_threads: int = 0  # onnxruntime threads for the cross-encoder (0: physical cores)
     insufficient_below: float = 0.3  # confidence under this: evidence is reported as weak
     # Votes for a file changed at HEAD, halving every 90 days of age (git history only). Off by
     # default: the dev set's workspaces carry no history, so it is unmeasured.
@@ -112,4 +118,8 @@ def load_config(workspace: Path) -> Config:
         if not isinstance(values, dict):
             raise ConfigError(f"{CONFIG_FILE}: [{name}] must be a table")
         _apply(sections[name], values, f"[{name}]")
+    if cfg.ranking.reranker not in RERANKERS:
+        raise ConfigError(
+            f"[ranking].reranker: {cfg.ranking.reranker!r} is not one of {', '.join(RERANKERS)}"
+        )
     return cfg

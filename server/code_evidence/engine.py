@@ -24,7 +24,7 @@ import numpy as np
 import platformdirs
 from filelock import FileLock, Timeout
 
-from . import assemble, features, fuse, history, query, recall, rerank
+from . import assemble, crossencoder, features, fuse, history, query, recall, rerank
 from .candidate import Candidate
 from .chunk import chunk_file, detect_language
 from .config import Config, load_config
@@ -64,7 +64,7 @@ EMBED_BATCH = 256  # chunks per embed-and-cache step: bounds work lost to a cras
 VECTOR_SAVE_S = 20.0  # seconds between vector index saves while embedding
 ANSWER_CACHE_SIZE = 256
 # Bump when ranking code changes what an answer is, so no cached answer survives it.
-RANKING_VERSION = "2026.11.29-1"
+RANKING_VERSION = "2026.11.30-1"
 # Request limits (README "Limits"): a pasted traceback may be long, so an over-long query is
 # cut with a note; a result count or budget beyond these is a mistake, refused with a message.
 MAX_QUERY_CHARS = 20_000
@@ -146,6 +146,7 @@ class Engine:
         self._indexing = False
         self._overlays: dict[str, str] = {}
         self._answers: OrderedDict[tuple[object, ...], FindResult] = OrderedDict()
+        self._scores = crossencoder.ScoreCache()  # cross-encoder logits per (question, chunk)
         self.requests = TraceLog(self.index_dir / "requests.jsonl")
         self.notes: list[str] = []
         self._open_indexes()
@@ -672,6 +673,38 @@ class Engine:
                 lines[m.start - start + i] = text
         return start, end, owner, "\n".join(lines)
 
+    def preload_models(self) -> None:
+        """For long-running hosts (the language server): load the cross-encoder now, in the
+        background, instead of inside the first question's latency budget."""
+        if self.config.stages.rerank and self.config.ranking.reranker == "cross-encoder":
+            crossencoder.preload(crossencoder.MODEL_PATH, self.config.ranking.rerank_threads)
+
+    def _rerankers(self, depth: str, notes: list[str]) -> list[rerank.Reranker]:
+        """The feature scorer, then the configured model scorer. A model that cannot load
+        leaves the feature scorer alone, with a note: the request still answers."""
+        cfg = self.config
+        if not cfg.stages.rerank:
+            return []
+        out: list[rerank.Reranker] = [rerank.FeatureReranker()]
+        kind = cfg.ranking.reranker if depth != "quick" else "none"
+        if kind == "cross-encoder":
+            try:
+                model = crossencoder.shared(crossencoder.MODEL_PATH, cfg.ranking.rerank_threads)
+            except Exception as exc:  # missing or unreadable model file, onnxruntime error
+                notes.append(f"cross-encoder unavailable ({exc}); feature scorer only")
+            else:
+                deep = depth == "deep"
+                pairs = cfg.ranking.rerank_pairs_deep if deep else cfg.ranking.rerank_pairs
+                out.append(
+                    crossencoder.CrossEncoderReranker(
+                        model, self._scores, pairs, cfg.ranking.rerank_blend
+                    )
+                )
+        elif kind == "bi-encoder" and cfg.stages.vectors:
+            blend = cfg.ranking.rerank_blend
+            out.append(rerank.BiEncoderReranker(self.embedder, self.cache, blend))
+        return out
+
     def _answer_key(self, req: FindRequest, open_file: str | None) -> tuple[object, ...]:
         """Everything an answer depends on: the index version (generation of the store and
         how many vectors are in), the request, the open file's content, the configuration and
@@ -693,6 +726,7 @@ class Engine:
             req.line,
             req.limit,
             req.budget_tokens,
+            req.depth,
             repr(self.config),
             RANKING_VERSION,
         )
@@ -739,12 +773,16 @@ class Engine:
         )
         trace["features"] = StageTrace(len(cands), _ms(t0))
         t0 = time.perf_counter()
-        reranker = rerank.FeatureReranker() if cfg.stages.rerank else None
-        cands, scored, note = rerank.rerank(
-            cands, qa, reranker, top_n=50, budget_ms=cfg.ranking.rerank_budget_ms
+        rerankers = self._rerankers(req.depth, notes)
+        deep = req.depth == "deep"
+        cands, scored, rerank_notes = rerank.rerank(
+            cands,
+            qa,
+            rerankers,
+            top_n=50,
+            budget_ms=None if deep else cfg.ranking.rerank_budget_ms,
         )
-        if note:
-            notes.append(note)
+        notes.extend(rerank_notes)
         trace["rerank"] = StageTrace(scored, _ms(t0))
         t0 = time.perf_counter()
         ranked = assemble.diversify(cands, cfg.ranking.per_file_results)
@@ -843,6 +881,8 @@ def _evidence(c: Candidate) -> Evidence:
     scores.update({"fused": c.fused, "boost": c.boost, "factor": c.factor})
     if c.rerank is not None:
         scores["rerank"] = c.rerank
+    if c.cross is not None:
+        scores["cross"] = c.cross
     return Evidence(
         path=ch.path,
         start=ch.start,

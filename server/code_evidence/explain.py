@@ -51,6 +51,8 @@ def explain_result(r: Evidence) -> str:
         parts.append(f"x {factor:.2f} ({', '.join(penalties) or 'non-code'})")
     if "rerank" in s:
         parts.append(f"x (1 + rerank {s['rerank']:.2f})")
+    if "cross" in s:
+        parts.append(f"x exp(blend * (model {s['cross']:.2f} - best model score))")
     parts.append(f"= {r.score:.4f}")
     return "; ".join(parts[:1]) + " -> " + " ".join(parts[1:])
 

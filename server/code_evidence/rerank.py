@@ -1,18 +1,22 @@
 """Second-stage scoring of the fused candidates, under a latency budget.
 
-``Reranker`` is the seam the ONNX cross-encoder will plug into. Until it ships, the
-``FeatureReranker`` scores how much of the question a chunk covers: fused ranks reward chunks
-that match *some* query terms strongly, coverage rewards those that match *all* of them. A
-reranker that runs out of time or raises leaves the remaining candidates in fused order; the
-request never fails because of this stage.
+Three scorers sit behind one ``Reranker`` interface: the code-tuned cross-encoder
+(``crossencoder.py``), the stock bi-encoder's cosine (kept as a measured alternative), and the
+``FeatureReranker``, which scores how much of the question a chunk covers: fused ranks reward
+chunks that match *some* query terms strongly, coverage rewards those that match *all* of them.
+Each blends its score into the first-stage score rather than replacing it. A reranker that runs
+out of time or raises leaves the remaining candidates in fused order; the request never fails
+because of this stage.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Protocol
 
 from .candidate import Candidate
+from .embed import Embedder, EmbeddingCache
 from .query import STOPWORDS, QueryAnalysis
 from .tokens import code_terms
 
@@ -25,9 +29,20 @@ class Reranker(Protocol):
         return how many were scored."""
         ...
 
+    def wanted(self, head: int) -> int:
+        """How many of a head of this size it means to score (fewer is a budget cut)."""
+        ...
+
+    def combine(self, scored: list[Candidate]) -> None:
+        """Fold its score into ``c.score`` for the scored prefix."""
+        ...
+
 
 class FeatureReranker:
     name = "features"
+
+    def wanted(self, head: int) -> int:
+        return head
 
     def score(self, qa: QueryAnalysis, cands: list[Candidate], deadline: float) -> int:
         wanted = {t for t in qa.terms if t not in STOPWORDS}
@@ -46,6 +61,47 @@ class FeatureReranker:
             done += 1
         return done
 
+    def combine(self, scored: list[Candidate]) -> None:
+        for c in scored:
+            if c.rerank is not None:
+                c.score = c.score * (1.0 + c.rerank)
+                if c.rerank >= 0.5:
+                    c.tag("covers-query")
+
+
+class BiEncoderReranker:
+    """Cosine of the stock MiniLM embeddings of the question and each chunk, read from the
+    embedding cache (no model run per chunk). Measured against the cross-encoder on the dev set
+    (README); not the default."""
+
+    name = "bi-encoder"
+
+    def wanted(self, head: int) -> int:
+        return head
+
+    def __init__(self, embedder: Embedder, cache: EmbeddingCache, blend: float) -> None:
+        self.embedder = embedder
+        self.cache = cache
+        self.blend = blend
+
+    def score(self, qa: QueryAnalysis, cands: list[Candidate], deadline: float) -> int:
+        keys = [c.stored.emb_key for c in cands if c.stored.emb_key]
+        vecs = self.cache.get_many(keys)
+        q = self.embedder.embed_query(qa.raw)
+        for c in cands:
+            v = vecs.get(c.stored.emb_key or "")
+            c.cross = float(v @ q) if v is not None else None
+        return len(cands)
+
+    def combine(self, scored: list[Candidate]) -> None:
+        sims = [c.cross for c in scored if c.cross is not None]
+        if not sims:
+            return
+        best = max(sims)
+        for c in scored:
+            if c.cross is not None:
+                c.score *= math.exp(self.blend * (c.cross - best))
+
 
 def base_score(c: Candidate) -> float:
     return (c.fused + c.boost) * c.factor
@@ -54,29 +110,33 @@ def base_score(c: Candidate) -> float:
 def rerank(
     cands: list[Candidate],
     qa: QueryAnalysis,
-    reranker: Reranker | None,
+    rerankers: list[Reranker],
     top_n: int,
-    budget_ms: int,
-) -> tuple[list[Candidate], int, str | None]:
-    """Order candidates by their final score. Returns (ordered, how many reranked, a note when
-    the stage degraded)."""
+    budget_ms: int | None,
+) -> tuple[list[Candidate], int, list[str]]:
+    """Order candidates by their final score, each reranker refining the order the one before
+    left. ``budget_ms`` None: no deadline (deep requests). Returns (ordered, how many the last
+    reranker scored, notes on what degraded)."""
     for c in cands:
         c.score = base_score(c)
     cands.sort(key=lambda c: -c.score)
-    if reranker is None or not cands:
-        return cands, 0, None
-    head = cands[:top_n]
-    note = None
-    try:
-        scored = reranker.score(qa, head, time.perf_counter() + budget_ms / 1000)
-    except Exception as exc:  # the stage is an enhancement: fall back to the fused order
-        return cands, 0, f"rerank failed ({exc}); fused order kept"
-    if scored < len(head):
-        note = f"rerank budget reached after {scored} of {len(head)} candidates"
-    for c in head[:scored]:
-        if c.rerank is not None:
-            c.score = c.score * (1.0 + c.rerank)
-            if c.rerank >= 0.5:
-                c.tag("covers-query")
-    head[:scored] = sorted(head[:scored], key=lambda c: -c.score)
-    return head + cands[top_n:], scored, note
+    notes: list[str] = []
+    scored = 0
+    deadline = math.inf if budget_ms is None else time.perf_counter() + budget_ms / 1000
+    for reranker in rerankers:
+        head = cands[:top_n]
+        if not head:
+            break
+        wanted = reranker.wanted(len(head))
+        try:
+            scored = reranker.score(qa, head, deadline)
+        except Exception as exc:  # the stage is an enhancement: keep the order so far
+            notes.append(f"{reranker.name} rerank failed ({exc}); order before it kept")
+            scored = 0
+            continue
+        if scored < wanted:
+            notes.append(f"{reranker.name} rerank budget reached after {scored} of {wanted}")
+        reranker.combine(head[:scored])
+        head[:scored] = sorted(head[:scored], key=lambda c: -c.score)
+        cands[:top_n] = head
+    return cands, scored, notes

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Intent = Literal["find-file", "explain", "fix-failure", "verify", "auto"]
+Depth = Literal["quick", "interactive", "deep"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +46,10 @@ class FindRequest:
     limit: int = 10
     budget_tokens: int | None = None  # None: the configured default
     intent: Intent = "auto"
+    # quick: the feature scorer alone (hover, lenses); interactive: the model reranker works
+    # inside the time budget; deep: it scores more candidates with no time limit (agents, CLI
+    # --deep).
+    depth: Depth = "interactive"
 
 
 @dataclass(slots=True)

@@ -1,8 +1,8 @@
 """Hover: an evidence panel for the identifier under the cursor.
 
 A hover fires on every mouse rest, so it uses only cheap reads: definitions and callers come
-from the store's name tables, and "related" from a find whose rerank is the feature reranker
-(never a cross-encoder), cached per index generation.
+from the store's name tables, and "related" from a ``quick`` find, whose rerank is the feature
+scorer alone (never the cross-encoder), cached per index generation.
 """
 
 from __future__ import annotations

@@ -34,7 +34,17 @@ STATUS_STATES = (*INDEX_STATES, "error")
 RERANK_MODES = ("auto", "on", "off")
 
 # JSON names of the params, in documented order; LSP's own progress tokens are accepted too.
-FIND_PARAMS = ("query", "textDocument", "position", "limit", "budgetTokens", "intent", "asOf")
+FIND_PARAMS = (
+    "query",
+    "textDocument",
+    "position",
+    "limit",
+    "budgetTokens",
+    "intent",
+    "asOf",
+    "depth",
+)
+DEPTHS = ("quick", "interactive", "deep")
 _LSP_PARAMS = frozenset({"workDoneToken", "partialResultToken"})
 # Fields the server adds to the engine's FindResult / Evidence (schema.py) when it answers.
 ANSWER_EXTRA_FIELDS = ("indexState",)
@@ -73,6 +83,7 @@ class FindParams:
     budget_tokens: int | None = None
     intent: str = "auto"
     as_of: str | None = None  # a git revision: answer from the code as it was there
+    depth: str = "interactive"  # see FindRequest.depth
 
 
 def _int(raw: dict[str, Any], key: str, where: str, minimum: int) -> int | None:
@@ -135,6 +146,9 @@ def parse_find_params(raw: object, where: str = FIND_REQUEST) -> FindParams:
     as_of = raw.get("asOf")
     if as_of is not None and (not isinstance(as_of, str) or not as_of.strip()):
         raise ParamsError(f"{where}: 'asOf' must be a git revision (a non-empty string)")
+    depth = raw.get("depth") or "interactive"
+    if depth not in DEPTHS:
+        raise ParamsError(f"{where}: 'depth' must be one of {', '.join(DEPTHS)}, got {depth!r}")
     return FindParams(
         query=query,
         uri=uri,
@@ -144,6 +158,7 @@ def parse_find_params(raw: object, where: str = FIND_REQUEST) -> FindParams:
         budget_tokens=_int(raw, "budgetTokens", where, 1),
         intent=intent,
         as_of=as_of,
+        depth=depth,
     )
 
 

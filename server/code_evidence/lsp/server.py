@@ -276,6 +276,7 @@ class CodeEvidenceServer(LanguageServer):
             limit=p.limit or session.default_limit or 10,
             budget_tokens=p.budget_tokens,
             intent=p.intent,  # type: ignore[arg-type]
+            depth=p.depth,  # type: ignore[arg-type]
         )
         state = session.index_state()
         try:
@@ -325,7 +326,7 @@ class CodeEvidenceServer(LanguageServer):
         key = (session.generation, str(session.root), name, rel, line)
         related = self.related.get(key)
         if related is None:
-            res = session.find(FindRequest(name, open_file=rel, line=line, limit=8))
+            res = session.find(FindRequest(name, open_file=rel, line=line, limit=8, depth="quick"))
             seen = [*defs, *callers, *([here] if here else [])]
             related = hover.exclude_seen(res.results, seen, 3)
             self.related.put(key, related)
@@ -353,7 +354,9 @@ class CodeEvidenceServer(LanguageServer):
             here = session.lookup(lambda e: e.symbol_at(rel, line))
             callers = session.live(session.lookup(lambda e: e.callers(name, 10)))
             callers = hover.exclude_seen(callers, [here] if here else [], 10)
-            res = session.find(FindRequest(symbol, open_file=rel, line=line, limit=10))
+            res = session.find(
+                FindRequest(symbol, open_file=rel, line=line, limit=10, depth="quick")
+            )
             related = hover.exclude_seen(res.results, [*callers, *([here] if here else [])], 5)
             return count, [*callers, *related]
 

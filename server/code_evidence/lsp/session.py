@@ -77,6 +77,7 @@ class FolderSession:
         max_wait_s: float = watch.MAX_WAIT_S,
     ) -> None:
         self.engine = Engine(root, index_dir)
+        self.engine.preload_models()
         self.root = self.engine.workspace
         self.reporter = reporter
         cfg = self.engine.config
