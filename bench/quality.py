@@ -484,6 +484,7 @@ def run_dataset(
             v = CONFIGS[conf]
             set_stages(stages, v.stages, defaults)
             set_ranking(ranking, dict(v.ranking), ranking_defaults)
+            eng.forget_answers()  # each configuration pays for its own model runs
             if cases:  # untimed warm-up: model sessions and caches load on first use
                 run_case(eng, schema, cases[0], limit, v.depth)
             runs[conf] = [run_case(eng, schema, c, limit, v.depth) for c in cases]

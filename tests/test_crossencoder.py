@@ -54,7 +54,9 @@ PAIRS = [
         "Check whether a user has permission to delete a document",
         "def can_delete(user, doc):\n    if user.is_admin:\n        return True\n"
         "    return doc.owner_id == user.id and not doc.locked",
-        "def delete_document(doc):\n    doc.deleted = True\n    doc.save()",
+        # Not delete_document: the model scores the action as high as the permission check
+        # (MODEL_CARD.md, "Weaknesses").
+        "def list_documents(user):\n    return [d for d in db.documents if d.owner_id == user.id]",
     ),
 ]
 
@@ -118,6 +120,13 @@ class _Counting:
     def scores(self, query: str, passages: list[str]):  # type: ignore[no-untyped-def]
         self.pairs += len(passages)
         return self.inner.scores(query, passages)
+
+
+def test_undecodable_text_is_scored_not_raised(model: crossencoder.CrossEncoder) -> None:
+    broken = "def f():\n    return '\udcff\udcfe'\n"  # lone surrogates from a bad file
+    s = model.scores("what does f return \udc80", [broken, ""])
+    assert s.shape == (2,)
+    assert all(math.isfinite(x) for x in s)
 
 
 def test_score_cache_skips_pairs_already_scored(model: crossencoder.CrossEncoder) -> None:

@@ -25,7 +25,7 @@ import numpy as np
 from tokenizers import Tokenizer
 
 from .candidate import Candidate
-from .embed import TOKENIZER_PATH, physical_cores
+from .embed import TOKENIZER_PATH, clean_text, physical_cores
 from .passage import PASSAGE_TOKENS, QUERY_TOKENS, pair_ids, passage_text
 from .query import STOPWORDS, QueryAnalysis
 from .tokens import code_terms
@@ -66,8 +66,8 @@ class CrossEncoder:
         """One logit per passage: higher means the passage answers the query better."""
         if not passages:
             return np.zeros(0, dtype=np.float32)
-        q = self.tok.encode(query, add_special_tokens=False).ids
-        encs = self.tok.encode_batch(list(passages), add_special_tokens=False)
+        q = self.tok.encode(clean_text(query), add_special_tokens=False).ids
+        encs = self.tok.encode_batch([clean_text(p) for p in passages], add_special_tokens=False)
         pairs = [pair_ids(self.cls, self.sep, q, e.ids) for e in encs]
         width = max(len(ids) for ids, _ in pairs)
         ids = np.zeros((len(pairs), width), dtype=np.int64)

@@ -60,7 +60,7 @@ def _sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _clean(text: str) -> str:
+def clean_text(text: str) -> str:
     """Lone surrogates (from surrogateescape-decoded files) make the tokenizer raise."""
     try:
         text.encode("utf-8")
@@ -144,7 +144,7 @@ class Embedder:
     def embed(self, texts: Sequence[str], batch_size: int | None = None) -> np.ndarray:
         """(n, 384) float32, L2-normalised mean pooling. Texts are sorted by token length before
         batching so a batch pads to a similar length; the output is in input order."""
-        texts = [_clean(t) for t in texts]
+        texts = [clean_text(t) for t in texts]
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
@@ -178,7 +178,7 @@ class Embedder:
 
     def count_tokens(self, text: str) -> int:
         """Model tokens in ``text`` without special tokens or truncation."""
-        text = _clean(text)
+        text = clean_text(text)
         if len(text) <= _COUNT_PIECE_CHARS:
             return len(self._count_tok.encode(text, add_special_tokens=False).ids)
         pieces = list(_split_at_newlines(text, _COUNT_PIECE_CHARS))

@@ -673,6 +673,12 @@ class Engine:
                 lines[m.start - start + i] = text
         return start, end, owner, "\n".join(lines)
 
+    def forget_answers(self) -> None:
+        """Drop cached answers and cross-encoder scores (benchmarks time each configuration
+        from cold)."""
+        self._answers.clear()
+        self._scores = crossencoder.ScoreCache()
+
     def preload_models(self) -> None:
         """For long-running hosts (the language server): load the cross-encoder now, in the
         background, instead of inside the first question's latency budget."""
