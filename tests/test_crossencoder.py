@@ -222,3 +222,32 @@ def test_config_rejects_an_unknown_reranker(tmp_path: Path) -> None:
     (tmp_path / ".code-evidence.toml").write_text('[ranking]\nreranker = "gpt"\n')
     with pytest.raises(ConfigError, match="reranker"):
         load_config(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("query", "described"),
+    [
+        ("Returns the default stream encoding if not found.", True),
+        ("Open a resource file relative to the application's instance folder", True),
+        ("Fix default handling to defer UNSET normalization", False),
+        ("don't close the buffer of a named wrapper", False),
+        ("Hide UNSET values in Context.invoke", False),  # names code: exact matching's job
+        (
+            'Traceback (most recent call last):\n  File "app.py", line 3, in <module>\n'
+            "    main()\nKeyError: 'user'",
+            False,
+        ),
+        (" ".join(["word"] * 31), False),
+        ("", False),
+    ],
+)
+def test_model_runs_for_descriptions_not_change_requests_or_errors(
+    query: str, described: bool
+) -> None:
+    assert crossencoder.reads_as_description(analyze(query)) is described
+
+
+def test_config_rejects_an_unknown_cross_encoder_scope(tmp_path: Path) -> None:
+    (tmp_path / ".code-evidence.toml").write_text('[ranking]\ncross_encoder_for = "some"\n')
+    with pytest.raises(ConfigError, match="cross_encoder_for"):
+        load_config(tmp_path)

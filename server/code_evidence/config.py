@@ -53,7 +53,8 @@ class RankingConfig:
     reranker: str = "cross-encoder"  # model scorer after the feature scorer; see RERANKERS
     rerank_pairs: int = 12  # interactive: at most this many pairs go to the model
     rerank_pairs_deep: int = 40  # deep requests: this many, with no time limit
-    rerank_blend: float = 0.5  # weight of the model score against the first-stage score
+    rerank_blend: float = 0.25  # weight of the model score against the first-stage score
+    cross_encoder_for: str = "descriptions"  # or "all": see crossencoder.reads_as_description
     rerank_threads: int = 0  # onnxruntime threads for the cross-encoder (0: physical cores)
     insufficient_below: float = 0.3  # confidence under this: evidence is reported as weak
     # Votes for a file changed at HEAD, halving every 90 days of age (git history only). Off by
@@ -118,6 +119,11 @@ def load_config(workspace: Path) -> Config:
         if not isinstance(values, dict):
             raise ConfigError(f"{CONFIG_FILE}: [{name}] must be a table")
         _apply(sections[name], values, f"[{name}]")
+    if cfg.ranking.cross_encoder_for not in ("descriptions", "all"):
+        raise ConfigError(
+            f"[ranking].cross_encoder_for: {cfg.ranking.cross_encoder_for!r} is not one of "
+            "descriptions, all"
+        )
     if cfg.ranking.reranker not in RERANKERS:
         raise ConfigError(
             f"[ranking].reranker: {cfg.ranking.reranker!r} is not one of {', '.join(RERANKERS)}"

@@ -173,6 +173,31 @@ def window(text: str, terms: set[str], max_chars: int) -> str:
     return "\n".join(out)
 
 
+# First words of change requests (commit-message style): "Fix ...", "Add ...", "Don't ...".
+_CHANGE_VERB_TEXT = """
+    fix fixes fixed add adds added remove removes removed deprecate deprecated improve
+    hide ensure correct mark support allow rename drop bump revert refactor use avoid handle
+    don't update change move replace rewrite clean cleanup simplify pass make let stop skip
+    prevent release merge restore re-add enable disable document docs type typing test tests
+"""
+_CHANGE_VERBS = frozenset(_CHANGE_VERB_TEXT.split())
+_DESCRIPTION_MAX_WORDS = 30  # a longer question is a commit body or a pasted log
+
+
+def reads_as_description(qa: QueryAnalysis) -> bool:
+    """The model was trained on questions that describe what code does (docstring sentences,
+    names). On dev-set change requests and errors it hurts (README, "Rerank"): a pasted
+    traceback or error line, a change verb first, or a long message skips it. So does a
+    question that names code (an identifier, a path, quoted text): exact-name evidence
+    (BM25, symbol boosts) answers it, and the model could only dilute that."""
+    words = qa.raw.split()
+    if not words or qa.frames or qa.messages or len(words) > _DESCRIPTION_MAX_WORDS:
+        return False
+    if qa.identifiers or qa.paths or qa.quoted:
+        return False
+    return words[0].lower().strip(":,.!") not in _CHANGE_VERBS
+
+
 def content_key(c: Candidate) -> str:
     """The chunk's content hash: the same code at another path or commit reuses its score."""
     return c.stored.chunk.hash

@@ -64,7 +64,7 @@ EMBED_BATCH = 256  # chunks per embed-and-cache step: bounds work lost to a cras
 VECTOR_SAVE_S = 20.0  # seconds between vector index saves while embedding
 ANSWER_CACHE_SIZE = 256
 # Bump when ranking code changes what an answer is, so no cached answer survives it.
-RANKING_VERSION = "2026.11.30-1"
+RANKING_VERSION = "2026.11.30-2"
 # Request limits (README "Limits"): a pasted traceback may be long, so an over-long query is
 # cut with a note; a result count or budget beyond these is a mistake, refused with a message.
 MAX_QUERY_CHARS = 20_000
@@ -685,14 +685,23 @@ class Engine:
         if self.config.stages.rerank and self.config.ranking.reranker == "cross-encoder":
             crossencoder.preload(crossencoder.MODEL_PATH, self.config.ranking.rerank_threads)
 
-    def _rerankers(self, depth: str, notes: list[str]) -> list[rerank.Reranker]:
-        """The feature scorer, then the configured model scorer. A model that cannot load
-        leaves the feature scorer alone, with a note: the request still answers."""
+    def _rerankers(
+        self, qa: query.QueryAnalysis, depth: str, notes: list[str]
+    ) -> list[rerank.Reranker]:
+        """The feature scorer, then the configured model scorer when the question is one it
+        helps with. A model that cannot load leaves the feature scorer alone, with a note: the
+        request still answers."""
         cfg = self.config
         if not cfg.stages.rerank:
             return []
         out: list[rerank.Reranker] = [rerank.FeatureReranker()]
         kind = cfg.ranking.reranker if depth != "quick" else "none"
+        if (
+            kind == "cross-encoder"
+            and cfg.ranking.cross_encoder_for == "descriptions"
+            and not crossencoder.reads_as_description(qa)
+        ):
+            kind = "none"
         if kind == "cross-encoder":
             try:
                 model = crossencoder.shared(crossencoder.MODEL_PATH, cfg.ranking.rerank_threads)
@@ -779,7 +788,7 @@ class Engine:
         )
         trace["features"] = StageTrace(len(cands), _ms(t0))
         t0 = time.perf_counter()
-        rerankers = self._rerankers(req.depth, notes)
+        rerankers = self._rerankers(qa, req.depth, notes)
         deep = req.depth == "deep"
         cands, scored, rerank_notes = rerank.rerank(
             cands,

@@ -1,0 +1,102 @@
+"""Find latency with and without the cross-encoder, per query, on the dev set's
+description-style questions (the ones the shipped default scores with the model).
+
+Three modes in one process on the same warm index, each with a fresh score cache: the feature
+scorer alone, the cross-encoder inside the interactive budget, and deep mode (no budget).
+Prints a table and writes JSON (``bench/results/rerank-latency-<time>.json``).
+
+    PYTHONPATH=server python bench/rerank_latency.py
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import quality as q  # noqa: E402
+
+DATASETS = ("flask-3.1.0-docstrings", "click-8.3.0-docstrings")
+MODES = (
+    ("feature scorer only", "none", "interactive"),
+    ("cross-encoder interactive", "cross-encoder", "interactive"),
+    ("cross-encoder deep", "cross-encoder", "deep"),
+)
+
+
+def p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+
+
+def main() -> int:
+    mods = q.import_engine()
+    from code_evidence.crossencoder import reads_as_description
+    from code_evidence.query import analyze
+
+    rows: dict[str, list[tuple[float, float, int]]] = {m[0]: [] for m in MODES}
+    for name in DATASETS:
+        d = next(x for x in q.load_manifest(q.DEFAULT_SHARED) if x["name"] == name)
+        ws = q.ensure_workspace(q.DEFAULT_SHARED, q.DEFAULT_WS, name)
+        cases = [
+            c
+            for c in q.load_cases(q.DEFAULT_SHARED, d, None)
+            if reads_as_description(analyze(c.query))
+        ]
+        eng = mods.engine.Engine(
+            ws, index_dir=q.DEFAULT_INDEX_ROOT / name, config=mods.config.Config()
+        )
+        try:
+            eng.index()
+            for mode, reranker, depth in MODES:
+                eng.config.ranking.reranker = reranker
+                eng.forget_answers()
+                q.run_case(eng, mods.schema, cases[0], 20, depth)  # untimed warm-up
+                eng.forget_answers()
+                for c in cases:
+                    t0 = time.perf_counter()
+                    res = eng.find(mods.schema.FindRequest(query=c.query, limit=20, depth=depth))
+                    ms = (time.perf_counter() - t0) * 1000
+                    stage = res.trace["rerank"]
+                    rows[mode].append((ms, stage.ms, stage.candidates))
+        finally:
+            eng.close()
+    head = (
+        f"{'mode':<28} {'n':>4} {'find p50':>9} {'find p95':>9} {'rerank p50':>11} "
+        f"{'rerank p95':>11} {'pairs p50':>9}"
+    )
+    print("find latency, ms (warm, wall clock around Engine.find)")
+    print(head + "\n" + "-" * len(head))
+    report: dict[str, dict[str, float]] = {}
+    for mode, r in rows.items():
+        find_ms = [x[0] for x in r]
+        rerank_ms = [x[1] for x in r]
+        pairs = [float(x[2]) for x in r]
+        report[mode] = {
+            "n": len(r),
+            "find_p50_ms": round(statistics.median(find_ms), 1),
+            "find_p95_ms": round(p95(find_ms), 1),
+            "rerank_p50_ms": round(statistics.median(rerank_ms), 1),
+            "rerank_p95_ms": round(p95(rerank_ms), 1),
+            "pairs_p50": statistics.median(pairs),
+        }
+        a = report[mode]
+        print(
+            f"{mode:<28} {a['n']:>4} {a['find_p50_ms']:>9.0f} {a['find_p95_ms']:>9.0f} "
+            f"{a['rerank_p50_ms']:>11.0f} {a['rerank_p95_ms']:>11.0f} {a['pairs_p50']:>9.0f}"
+        )
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    out = HERE / "results" / f"rerank-latency-{stamp}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"created": stamp, "datasets": DATASETS, "modes": report}, indent=1))
+    print(f"\nwrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
