@@ -174,3 +174,15 @@ def test_explain_and_as_of_from_the_cli(project: Path, tmp_path: Path) -> None:
     assert data["commit"] == git(project, "rev-parse", "feature")
     bad = run_cli("find", "x", "--workspace", str(project), "--index-dir", idx, "--as-of", "nope")
     assert bad.returncode == 2 and "does not name a commit" in bad.stderr
+
+
+def test_find_deep_lets_the_cross_encoder_score_more(project: Path) -> None:
+    q = "check the oauth state of a request"
+    deep = run_cli("find", q, "--workspace", str(project), "--json", "--deep", "--quiet")
+    assert deep.returncode == 0, deep.stderr
+    answer = json.loads(deep.stdout)
+    assert any("cross" in r["scores"] for r in answer["results"])
+    quick = run_cli("find", q, "--workspace", str(project), "--json", "--quiet")
+    assert quick.returncode == 0, quick.stderr
+    scored = [r for r in json.loads(quick.stdout)["results"] if "cross" in r["scores"]]
+    assert len(scored) <= 12  # interactive: the pair cap, whatever the time left

@@ -251,3 +251,16 @@ def test_config_rejects_an_unknown_cross_encoder_scope(tmp_path: Path) -> None:
     (tmp_path / ".code-evidence.toml").write_text('[ranking]\ncross_encoder_for = "some"\n')
     with pytest.raises(ConfigError, match="cross_encoder_for"):
         load_config(tmp_path)
+
+
+def test_model_reorders_within_a_soft_penalty_not_across_it() -> None:
+    code, test = (
+        _cand(0, "def total(self): ...", "Cart.total"),
+        _cand(1, "def test_total(): ...", "x"),
+    )
+    code.score, test.score = 1.0, 0.5
+    test.factor = 0.5  # a test, and the question is not about tests
+    code.cross, test.cross = 1.0, 5.0  # the model likes the test's name match much more
+    rr = crossencoder.CrossEncoderReranker(None, crossencoder.ScoreCache(), 2, 1.0)  # type: ignore[arg-type]
+    rr.combine([code, test])
+    assert code.score > test.score

@@ -70,6 +70,10 @@ def test_find_params_parse() -> None:
         protocol.parse_find_params(
             {"query": "q", "textDocument": {"uri": "file:///a"}, "position": {"character": 1}}
         )
+    assert protocol.parse_find_params({"query": "q"}).depth == "interactive"
+    assert protocol.parse_find_params({"query": "q", "depth": "deep"}).depth == "deep"
+    with pytest.raises(protocol.ParamsError, match="'depth' must be one of quick, interactive"):
+        protocol.parse_find_params({"query": "q", "depth": "forever"})
 
 
 def test_settings_keep_good_keys_and_explain_bad_ones() -> None:

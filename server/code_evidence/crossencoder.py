@@ -257,12 +257,23 @@ class CrossEncoderReranker:
     def combine(self, scored: list[Candidate]) -> None:
         if not scored:
             return
-        logits = [c.cross for c in scored if c.cross is not None]
-        if not logits:
+        # A soft penalty (a test when tests were not asked for, docs, the open file itself) is a
+        # decision about the kind of file, which the model does not see: a penalised chunk's
+        # logit counts at most as high as the best unpenalised one's, so the model reorders
+        # within each kind and the penalty still decides between them.
+        plain = [c.cross for c in scored if c.cross is not None and c.factor >= 1.0]
+        cap = max(plain) if plain else math.inf
+        effective = {
+            c.id: (c.cross if c.factor >= 1.0 else min(c.cross, cap))
+            for c in scored
+            if c.cross is not None
+        }
+        if not effective:
             return
-        best = max(logits)
+        best = max(effective.values())
         for c in scored:
-            if c.cross is not None:
-                c.score *= math.exp(self.blend * (c.cross - best))
-                if c.cross == best:
+            logit = effective.get(c.id)
+            if logit is not None:
+                c.score *= math.exp(self.blend * (logit - best))
+                if logit == best:
                     c.tag("cross-encoder-top")

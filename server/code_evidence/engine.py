@@ -64,7 +64,7 @@ EMBED_BATCH = 256  # chunks per embed-and-cache step: bounds work lost to a cras
 VECTOR_SAVE_S = 20.0  # seconds between vector index saves while embedding
 ANSWER_CACHE_SIZE = 256
 # Bump when ranking code changes what an answer is, so no cached answer survives it.
-RANKING_VERSION = "2026.11.30-2"
+RANKING_VERSION = "2026.11.30-3"
 # Request limits (README "Limits"): a pasted traceback may be long, so an over-long query is
 # cut with a note; a result count or budget beyond these is a mistake, refused with a message.
 MAX_QUERY_CHARS = 20_000
