@@ -54,6 +54,7 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from code_evidence.lsp.server import json_converter  # noqa: E402
 from lsp_support import settled, wait_status  # noqa: E402
+from report import result_path  # noqa: E402
 
 CACHE_ROOT = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "code-evidence-bench"
 DJANGO = "Django==5.1.4"
@@ -499,8 +500,7 @@ def main() -> int:
     result = {"meta": meta, **result}
     print(f"workspace: {meta['source']} ({meta['note']})")
     print(table(result))
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / f"lsp-latency-{datetime.now(UTC):%Y%m%d-%H%M%S}.json"
+    path = result_path("lsp-latency")
     path.write_text(json.dumps(result, indent=2), encoding="utf-8")
     print(f"wrote {path}")
     return 0

@@ -34,6 +34,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from report import result_path
+
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_SHARED = REPO.parent / "shared" / "bench"
 CACHE_ROOT = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "code-evidence-bench"
@@ -732,7 +734,7 @@ def main(argv: list[str] | None = None) -> int:
     if failures and not FAILURES_DIR.is_dir():
         raise SystemExit(f"{FAILURES_DIR}: missing (build it with bench/failures/make_cases.py)")
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    out: Path = args.out or REPO / "bench" / "results" / f"quality-{stamp}.json"
+    out: Path = args.out or result_path("quality")
     out.parent.mkdir(parents=True, exist_ok=True)
 
     mods = import_engine()

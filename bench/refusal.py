@@ -26,6 +26,7 @@ import quality
 from code_evidence.config import Config
 from code_evidence.engine import Engine
 from code_evidence.schema import FindRequest
+from report import result_path
 
 THRESHOLDS = [round(0.05 * i, 2) for i in range(0, 17)]
 
@@ -128,14 +129,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{row['threshold']:>9.2f} {row['served']:>7.3f} {row['wrong_evidence_rate']:>15.3f} "
             f"{row['false_refusal_rate']:>14.3f} {row['unanswerable_served']:>20.3f}{mark}"
         )
-    out = (
-        Path(args.out)
-        if args.out
-        else repo
-        / "bench"
-        / "results"
-        / (time.strftime("refusal-%Y%m%d-%H%M%S.json", time.gmtime()))
-    )
+    out = Path(args.out) if args.out else result_path("refusal")
     out.parent.mkdir(parents=True, exist_ok=True)
     report["configured_threshold"] = configured
     report["wall_s"] = round(time.time() - t0, 1)

@@ -20,6 +20,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import quality as q  # noqa: E402
+from report import result_path  # noqa: E402
 
 DATASETS = ("flask-3.1.0-docstrings", "click-8.3.0-docstrings")
 MODES = (
@@ -90,10 +91,11 @@ def main() -> int:
             f"{mode:<28} {a['n']:>4} {a['find_p50_ms']:>9.0f} {a['find_p95_ms']:>9.0f} "
             f"{a['rerank_p50_ms']:>11.0f} {a['rerank_p95_ms']:>11.0f} {a['pairs_p50']:>9.0f}"
         )
-    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    out = HERE / "results" / f"rerank-latency-{stamp}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"created": stamp, "datasets": DATASETS, "modes": report}, indent=1))
+    out = result_path("rerank-latency")
+    created = datetime.now(UTC).isoformat(timespec="seconds")
+    out.write_text(
+        json.dumps({"created": created, "datasets": DATASETS, "modes": report}, indent=1)
+    )
     print(f"\nwrote {out}")
     return 0
 

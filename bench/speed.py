@@ -63,6 +63,7 @@ from code_evidence.engine import Engine  # noqa: E402
 from code_evidence.schema import FindRequest  # noqa: E402
 from code_evidence.store import StoredChunk  # noqa: E402
 from lsp_latency import CACHE_ROOT, DJANGO, django_tree, git, summary  # noqa: E402
+from report import result_path  # noqa: E402
 
 RESULTS = REPO / "bench" / "results"
 SPEED_ROOT = CACHE_ROOT / "speed"
@@ -534,8 +535,7 @@ def main() -> int:
     result = {"meta": meta, **result}
     print(f"workspace: {DJANGO}, {os.cpu_count()} CPUs, vectors off for index/find rows")
     print(table(result))
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / f"speed-{datetime.now(UTC):%Y%m%d-%H%M%S}.json"
+    path = result_path("speed")
     path.write_text(json.dumps(result, indent=2), encoding="utf-8")
     print(f"wrote {path} ({meta['wall_s']} s)")
     return 0

@@ -40,7 +40,6 @@ import tempfile
 import time
 from collections import Counter
 from dataclasses import asdict
-from datetime import UTC, datetime
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -59,6 +58,7 @@ from crash_support import (  # noqa: E402
     run_indexer,
     timed_full_run,
 )
+from report import result_path  # noqa: E402
 
 # Where the kills land: named points (tests/crash_hook.py) and timed kills, by mode.
 POINTS_PLAIN = (
@@ -484,9 +484,7 @@ def main() -> int:
         if table:
             _table(table)
     print(f"\n{time.perf_counter() - t0:.0f}s")
-    args.out.mkdir(parents=True, exist_ok=True)
-    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    path = args.out / f"stress-{stamp}.json"
+    path = result_path("stress", args.out)
     path.write_text(
         json.dumps(
             {

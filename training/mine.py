@@ -290,12 +290,9 @@ def collect(sources: dict, sdists: list[Path]) -> tuple[list[Function], dict]:
     fns: list[Function] = []
     manifest: dict = {"sources": []}
     std_hash = hashlib.sha256()
-    n = 0
     for rel, data in stdlib_files():
         std_hash.update(rel.encode() + b"\0" + data)
-        before = len(fns)
         fns.extend(functions_of("cpython", rel, data))
-        n += len(fns) > before
     manifest["sources"].append(
         {
             **sources["stdlib"],

@@ -27,9 +27,14 @@ from transformers import BertConfig, BertForSequenceClassification
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "server"))
-from code_evidence.passage import PASSAGE_TOKENS, QUERY_TOKENS, pair_ids  # noqa: E402
+from code_evidence.passage import (  # noqa: E402
+    PASSAGE_TOKENS,
+    QUERY_TOKENS,
+    pad_pairs,
+    pair_ids,
+)
 
-CLS, SEP, PAD = 101, 102, 0  # the MiniLM (bert-base-uncased) vocabulary's special tokens
+CLS, SEP = 101, 102  # the MiniLM (bert-base-uncased) vocabulary's special tokens
 SEED = 13
 
 
@@ -112,19 +117,7 @@ class Groups:
             q = self.query(int(g))
             for p in self.rows[g, 2:]:
                 seqs.append(pair_ids(CLS, SEP, q, self.passage(int(p))))
-        width = max(len(ids) for ids, _ in seqs)
-        ids = np.full((len(seqs), width), PAD, dtype=np.int64)
-        types = np.zeros_like(ids)
-        mask = np.zeros_like(ids)
-        for r, (i, t) in enumerate(seqs):
-            ids[r, : len(i)] = i
-            types[r, : len(t)] = t
-            mask[r, : len(i)] = 1
-        return {
-            "input_ids": torch.from_numpy(ids).to(device),
-            "token_type_ids": torch.from_numpy(types).to(device),
-            "attention_mask": torch.from_numpy(mask).to(device),
-        }
+        return {k: torch.from_numpy(v).to(device) for k, v in pad_pairs(seqs).items()}
 
 
 @torch.no_grad()
