@@ -18,25 +18,48 @@ and stops the run.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import math
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from report import result_path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "server"))
+
+from code_evidence import config, schema  # noqa: E402
+from code_evidence.engine import Engine  # noqa: E402
+from code_evidence.evaluate import (  # noqa: E402
+    COMMIT_POOLED,
+    CONFIGS,
+    HARD_NEGATIVES,
+    LIMIT,
+    METRICS,
+    TOP_CHUNKS,
+    TOP_FILES,
+    Case,
+    CaseRun,
+    aggregate,
+    file_ranking,
+    fmt,
+    group_metrics,
+    hard_negative_shares,
+    latency,
+    metrics_table,
+    run_variants,
+    stage_latency,
+)
+
 DEFAULT_SHARED = REPO.parent / "shared" / "bench"
 CACHE_ROOT = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "code-evidence-bench"
 DEFAULT_WS = CACHE_ROOT / "ws"
@@ -44,37 +67,7 @@ DEFAULT_INDEX_ROOT = CACHE_ROOT / "index"
 # Traceback cases built from the same workspaces (bench/failures/README.md); one file per dataset.
 FAILURES_DIR = REPO / "bench" / "failures" / "cases"
 
-LIMIT = 20
-TOP_FILES = 10
-TOP_CHUNKS = 10
-KS = (1, 5, 10)
-METRICS = ("R@1", "R@5", "R@10", "MRR@10", "nDCG@10", "chunk@10")
-
-
-@dataclass(frozen=True, slots=True)
-class Variant:
-    """One configuration: the stages switched on (None: as shipped, so a stage added later is
-    measured without editing this table), ranking settings changed, and the request depth."""
-
-    stages: frozenset[str] | None = None
-    ranking: tuple[tuple[str, Any], ...] = ()
-    depth: str = "interactive"
-
-
-_RANKED = frozenset({"lexical", "vectors", "structural", "features", "rerank"})
-CONFIGS: dict[str, Variant] = {
-    "vectors": Variant(frozenset({"vectors"})),
-    "bm25": Variant(frozenset({"lexical"})),
-    "hybrid": Variant(frozenset({"lexical", "vectors"})),
-    "hybrid+features": Variant(frozenset({"lexical", "vectors", "structural", "features"})),
-    "+coverage": Variant(_RANKED, (("reranker", "none"),)),
-    "+bi-encoder": Variant(_RANKED, (("reranker", "bi-encoder"),)),
-    "+cross-encoder": Variant(_RANKED, (("reranker", "cross-encoder"),)),
-    "+cross-encoder deep": Variant(_RANKED, (("reranker", "cross-encoder"),), "deep"),
-    "full": Variant(),
-}
 GROUPS = ("commit a", "commit b", "docstring")
-COMMIT_POOLED = "commit a+b"
 # Groups of the local failure cases: scored the same way, but score.py's cross-check and the
 # reference comparison cover only the shared GROUPS (no baseline exists for these).
 FAILURE_GROUPS = ("trace", "message")
@@ -91,44 +84,6 @@ GOALS: dict[str, float] = {COMMIT_POOLED: 0.75, "docstring": 0.85}
 
 
 # --------------------------------------------------------------------------- data
-
-
-@dataclass(frozen=True, slots=True)
-class Case:
-    id: str
-    dataset: str
-    kind: str  # commit | docstring | trace | message
-    variant: str  # a | b
-    query: str
-    open_file: str | None
-    gold: dict[str, tuple[tuple[int, int], ...]]  # path -> gold line ranges (labels only)
-
-    @property
-    def group(self) -> str:
-        return f"{self.kind} {self.variant}" if self.kind == "commit" else self.kind
-
-
-@dataclass(frozen=True, slots=True)
-class Hit:
-    path: str
-    start: int
-    end: int
-
-
-@dataclass(slots=True)
-class CaseRun:
-    """One case under one configuration: what came back, how long it took, what it scored."""
-
-    case: Case
-    hits: list[Hit]
-    ms: float
-    error: str | None
-    metrics: dict[str, float] = field(default_factory=dict)
-    stage_ms: dict[str, float] = field(default_factory=dict)
-    # Hard negatives: kinds of result ranked above the first gold file (or in the top 10 when
-    # no gold file made it): "test", "vendored/generated", "same-name" (a symbol named like
-    # the gold one, elsewhere).
-    outranked_by: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -197,71 +152,6 @@ def ensure_workspace(shared: Path, ws_root: Path, name: str) -> Path:
 
 
 # --------------------------------------------------------------------------- metrics
-
-
-def file_ranking(hits: Iterable[Hit]) -> list[str]:
-    """Distinct paths in order of first appearance: a file ranks by its best chunk."""
-    return list(dict.fromkeys(h.path for h in hits))
-
-
-def score_case(case: Case, hits: list[Hit]) -> dict[str, float]:
-    """README metrics for one case; ``chunk@10`` is absent when no gold file has ranges."""
-    gold = case.gold
-    files = file_ranking(hits)[:TOP_FILES]
-    m: dict[str, float] = {f"R@{k}": len(set(files[:k]) & gold.keys()) / len(gold) for k in KS}
-    first = next((i for i, p in enumerate(files) if p in gold), None)
-    m["MRR@10"] = 0.0 if first is None else 1.0 / (first + 1)
-    dcg = sum(1.0 / math.log2(i + 2) for i, p in enumerate(files) if p in gold)
-    ideal = sum(1.0 / math.log2(i + 2) for i in range(min(len(gold), TOP_FILES)))
-    m["nDCG@10"] = dcg / ideal
-    if any(gold.values()):
-        m["chunk@10"] = float(
-            any(
-                h.start <= g_end and g_start <= h.end
-                for h in hits[:TOP_CHUNKS]
-                for g_start, g_end in gold.get(h.path, ())
-            )
-        )
-    return m
-
-
-def aggregate(per_case: list[dict[str, float]]) -> dict[str, float | int | None]:
-    """Means over cases; a metric no case has (``chunk@10``) is None, not NaN, for JSON."""
-    out: dict[str, float | int | None] = {"n": len(per_case)}
-    for k in METRICS:
-        vals = [m[k] for m in per_case if k in m]
-        out[k] = sum(vals) / len(vals) if vals else None
-    out["n_chunk"] = sum(1 for m in per_case if "chunk@10" in m)
-    return out
-
-
-def group_metrics(runs: list[CaseRun]) -> dict[str, dict[str, float | int | None]]:
-    """Per group (commit a / commit b / docstring) plus the pooled commit row of the goal."""
-    by_group: dict[str, list[dict[str, float]]] = {}
-    for r in runs:
-        by_group.setdefault(r.case.group, []).append(r.metrics)
-        if r.case.kind == "commit":
-            by_group.setdefault(COMMIT_POOLED, []).append(r.metrics)
-    order = [*GROUPS, COMMIT_POOLED, *FAILURE_GROUPS]
-    keys = sorted(by_group, key=lambda g: (order.index(g) if g in order else len(order), g))
-    return {g: aggregate(by_group[g]) for g in keys}
-
-
-def latency(runs: list[CaseRun]) -> dict[str, float | int | None]:
-    ms = sorted(r.ms for r in runs)
-    if not ms:
-        return {"n": 0, "median_ms": None, "p95_ms": None, "max_ms": None}
-    p95 = ms[min(len(ms) - 1, math.ceil(0.95 * len(ms)) - 1)]  # nearest-rank percentile
-    return {"n": len(ms), "median_ms": statistics.median(ms), "p95_ms": p95, "max_ms": ms[-1]}
-
-
-def stage_latency(runs: list[CaseRun]) -> dict[str, float]:
-    """Median ms per engine stage, from the trace each FindResult carries."""
-    per: dict[str, list[float]] = {}
-    for r in runs:
-        for stage, ms in r.stage_ms.items():
-            per.setdefault(stage, []).append(ms)
-    return {s: statistics.median(v) for s, v in per.items()}
 
 
 # --------------------------------------------------------------------------- cross-check
@@ -339,25 +229,6 @@ def log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-class EngineModules(NamedTuple):
-    engine: Any
-    config: Any
-    schema: Any
-
-
-def import_engine() -> EngineModules:
-    """The engine package, from ``server/`` when PYTHONPATH does not already provide it."""
-    try:
-        import code_evidence  # noqa: F401
-    except ModuleNotFoundError:
-        sys.path.insert(0, str(REPO / "server"))
-    try:
-        from code_evidence import config, engine, schema
-    except ImportError as exc:
-        raise SystemExit(f"cannot import the engine ({exc}); run with PYTHONPATH=server") from exc
-    return EngineModules(engine, config, schema)
-
-
 INDEX_MARKER = ".quality-bench-index"
 
 
@@ -369,16 +240,6 @@ def prepare_index_dir(index_dir: Path, fresh: bool) -> None:
         shutil.rmtree(index_dir)
     index_dir.mkdir(parents=True, exist_ok=True)
     (index_dir / INDEX_MARKER).touch()
-
-
-def set_stages(stages: Any, on: frozenset[str] | None, defaults: dict[str, bool]) -> None:
-    for f in dataclasses.fields(stages):
-        setattr(stages, f.name, defaults[f.name] if on is None else f.name in on)
-
-
-def set_ranking(ranking: Any, changes: dict[str, Any], defaults: dict[str, Any]) -> None:
-    for key, value in defaults.items():
-        setattr(ranking, key, changes.get(key, value))
 
 
 def progress_logger(name: str) -> Callable[[str, int, int], None]:
@@ -395,70 +256,7 @@ def progress_logger(name: str) -> Callable[[str, int, int], None]:
     return report
 
 
-def run_case(eng: Any, schema: Any, case: Case, limit: int, depth: str = "interactive") -> CaseRun:
-    request = schema.FindRequest(
-        query=case.query, open_file=case.open_file, limit=limit, depth=depth
-    )
-    t0 = time.perf_counter()
-    try:
-        res = eng.find(request)
-    except Exception as exc:  # one broken case is reported, the run goes on
-        ms = (time.perf_counter() - t0) * 1000
-        # Scored as an empty answer, the same as score.py scores a missing result line.
-        failed = CaseRun(case, [], ms, f"{type(exc).__name__}: {exc}")
-        failed.metrics = score_case(case, [])
-        return failed
-    ms = (time.perf_counter() - t0) * 1000
-    hits = [Hit(e.path, int(e.start), int(e.end)) for e in res.results]
-    stage_ms = {s: float(t.ms) for s, t in (getattr(res, "trace", None) or {}).items()}
-    run = CaseRun(case, hits, ms, None, stage_ms=stage_ms)
-    run.metrics = score_case(case, hits)
-    run.outranked_by = hard_negatives(eng, case, res.results)
-    return run
-
-
-HARD_NEGATIVES = ("test", "vendored/generated", "same-name")
-
-
-def hard_negatives(eng: Any, case: Case, results: list[Any]) -> list[str]:
-    from code_evidence.chunk import file_flags
-
-    gold_rank = next((i for i, e in enumerate(results) if e.path in case.gold), 10)
-    gold_names = set()
-    for path, ranges in case.gold.items():
-        for start, _end in ranges:
-            at = eng.symbol_at(path, start)
-            if at is not None and at.symbol:
-                gold_names.add(at.symbol.rsplit(".", 1)[-1])
-    kinds = set()
-    for e in results[: min(gold_rank, 10)]:
-        is_test, is_generated, is_vendor = file_flags(e.path, "")
-        if is_test:
-            kinds.add("test")
-        if is_generated or is_vendor:
-            kinds.add("vendored/generated")
-        if e.symbol and e.symbol.rsplit(".", 1)[-1] in gold_names:
-            kinds.add("same-name")
-    return sorted(kinds)
-
-
-def hard_negative_table(runs: list[CaseRun]) -> tuple[str, dict[str, dict[str, float]]]:
-    """Share of cases per group where each kind of hard negative outranks the gold."""
-    by_group: dict[str, list[CaseRun]] = {}
-    for r in runs:
-        by_group.setdefault(r.case.group, []).append(r)
-    data = {
-        g: {k: sum(k in r.outranked_by for r in rs) / len(rs) for k in HARD_NEGATIVES}
-        for g, rs in by_group.items()
-    }
-    lines = [f"{'group':<12}" + "".join(f"{k:>20}" for k in HARD_NEGATIVES)]
-    for g, row in data.items():
-        lines.append(f"{g:<12}" + "".join(f"{row[k]:>20.3f}" for k in HARD_NEGATIVES))
-    return "\n".join(lines), data
-
-
 def run_dataset(
-    mods: EngineModules,
     name: str,
     ws: Path,
     index_dir: Path,
@@ -468,50 +266,28 @@ def run_dataset(
     fresh: bool,
     overrides: dict[str, Any] | None = None,
 ) -> DatasetRun:
-    overrides = overrides or {}
-    schema = mods.schema
     prepare_index_dir(index_dir, fresh)
-    eng = mods.engine.Engine(ws, index_dir=index_dir, config=mods.config.Config())
-    try:
+    with Engine(ws, index_dir=index_dir, config=config.Config()) as eng:
         t0 = time.perf_counter()
         report = eng.index(progress=progress_logger(name))
         index_s = time.perf_counter() - t0
         log(f"{name}: indexed in {index_s:.1f}s")
-        stages, ranking = eng.config.stages, eng.config.ranking
-        defaults = {f.name: getattr(stages, f.name) for f in dataclasses.fields(stages)}
-        ranking_defaults = {f.name: getattr(ranking, f.name) for f in dataclasses.fields(ranking)}
-        ranking_defaults |= overrides
-        runs: dict[str, list[CaseRun]] = {}
-        for conf in configs:
-            v = CONFIGS[conf]
-            set_stages(stages, v.stages, defaults)
-            set_ranking(ranking, dict(v.ranking), ranking_defaults)
-            eng.forget_answers()  # each configuration pays for its own model runs
-            if cases:  # untimed warm-up: model sessions and caches load on first use
-                run_case(eng, schema, cases[0], limit, v.depth)
-            runs[conf] = [run_case(eng, schema, c, limit, v.depth) for c in cases]
-            errors = sum(1 for r in runs[conf] if r.error)
-            log(f"  {name} [{conf}]: {len(cases)} cases" + (f", {errors} errors" if errors else ""))
-        set_stages(stages, None, defaults)
-        set_ranking(ranking, {}, ranking_defaults)
-    finally:
-        eng.close()
+        runs = run_variants(eng, cases, {c: CONFIGS[c] for c in configs}, limit, overrides)
+    for conf, conf_runs in runs.items():
+        errors = sum(1 for r in conf_runs if r.error)
+        log(f"  {name} [{conf}]: {len(cases)} cases" + (f", {errors} errors" if errors else ""))
     return DatasetRun(name, str(ws), str(index_dir), index_s, report, runs)
 
 
 # --------------------------------------------------------------------------- report
 
 
-def fmt(v: float | int | None, width: int = 8) -> str:
-    return f"{'-':>{width}}" if v is None else f"{v:>{width}.3f}"
-
-
-def metrics_table(title: str, groups: dict[str, dict[str, float | int | None]]) -> str:
-    head = f"{'group':<12} {'n':>4} " + " ".join(f"{k:>8}" for k in METRICS)
-    lines = [title, head, "-" * len(head)]
-    for g, a in groups.items():
-        lines.append(f"{g:<12} {a['n']:>4} " + " ".join(fmt(a[k]) for k in METRICS))
-    return "\n".join(lines)
+def hard_negative_table(runs: list[CaseRun]) -> tuple[str, dict[str, dict[str, float]]]:
+    data = hard_negative_shares(runs)
+    lines = [f"{'group':<12}" + "".join(f"{k:>20}" for k in HARD_NEGATIVES)]
+    for g, row in data.items():
+        lines.append(f"{g:<12}" + "".join(f"{row[k]:>20.3f}" for k in HARD_NEGATIVES))
+    return "\n".join(lines), data
 
 
 def comparison(groups: dict[str, dict[str, float | int | None]]) -> list[dict[str, Any]]:
@@ -737,7 +513,6 @@ def main(argv: list[str] | None = None) -> int:
     out: Path = args.out or result_path("quality")
     out.parent.mkdir(parents=True, exist_ok=True)
 
-    mods = import_engine()
     started = time.perf_counter()
     dataset_runs: list[DatasetRun] = []
     for d in datasets:
@@ -748,7 +523,6 @@ def main(argv: list[str] | None = None) -> int:
         index_dir = args.index_root.resolve() / d["name"]
         dataset_runs.append(
             run_dataset(
-                mods,
                 d["name"],
                 ws,
                 index_dir,
@@ -814,13 +588,12 @@ def main(argv: list[str] | None = None) -> int:
         groups_checked = ", ".join(check["groups_checked"])
         print(f"\nscore.py agrees with these metrics for [{primary}] (groups: {groups_checked})")
 
-    schema = mods.schema
     report = {
         "created": stamp,
         "wall_s": round(time.perf_counter() - started, 1),
         "git": git_state(),
         "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
-        "engine_config": schema.to_json_dict(mods.config.Config()),
+        "engine_config": schema.to_json_dict(config.Config()),
         "configurations": {
             c: {
                 "stages": sorted(CONFIGS[c].stages) if CONFIGS[c].stages else "default",

@@ -20,6 +20,12 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import quality as q  # noqa: E402
+from code_evidence.config import Config  # noqa: E402
+from code_evidence.crossencoder import reads_as_description  # noqa: E402
+from code_evidence.engine import Engine  # noqa: E402
+from code_evidence.evaluate import run_case  # noqa: E402
+from code_evidence.query import analyze  # noqa: E402
+from code_evidence.schema import FindRequest  # noqa: E402
 from report import result_path  # noqa: E402
 
 DATASETS = ("flask-3.1.0-docstrings", "click-8.3.0-docstrings")
@@ -36,10 +42,6 @@ def p95(values: list[float]) -> float:
 
 
 def main() -> int:
-    mods = q.import_engine()
-    from code_evidence.crossencoder import reads_as_description
-    from code_evidence.query import analyze
-
     rows: dict[str, list[tuple[float, float, int]]] = {m[0]: [] for m in MODES}
     for name in DATASETS:
         d = next(x for x in q.load_manifest(q.DEFAULT_SHARED) if x["name"] == name)
@@ -49,24 +51,19 @@ def main() -> int:
             for c in q.load_cases(q.DEFAULT_SHARED, d, None)
             if reads_as_description(analyze(c.query))
         ]
-        eng = mods.engine.Engine(
-            ws, index_dir=q.DEFAULT_INDEX_ROOT / name, config=mods.config.Config()
-        )
-        try:
+        with Engine(ws, index_dir=q.DEFAULT_INDEX_ROOT / name, config=Config()) as eng:
             eng.index()
             for mode, reranker, depth in MODES:
                 eng.config.ranking.reranker = reranker
                 eng.forget_answers()
-                q.run_case(eng, mods.schema, cases[0], 20, depth)  # untimed warm-up
+                run_case(eng, cases[0], 20, depth)  # untimed warm-up
                 eng.forget_answers()
                 for c in cases:
                     t0 = time.perf_counter()
-                    res = eng.find(mods.schema.FindRequest(query=c.query, limit=20, depth=depth))
+                    res = eng.find(FindRequest(query=c.query, limit=20, depth=depth))
                     ms = (time.perf_counter() - t0) * 1000
                     stage = res.trace["rerank"]
                     rows[mode].append((ms, stage.ms, stage.candidates))
-        finally:
-            eng.close()
     head = (
         f"{'mode':<28} {'n':>4} {'find p50':>9} {'find p95':>9} {'rerank p50':>11} "
         f"{'rerank p95':>11} {'pairs p50':>9}"

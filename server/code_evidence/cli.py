@@ -15,11 +15,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from .config import ConfigError
-from .engine import Engine, EngineError
+from .backtest import DEFAULT_CONFIGS, evaluate_history, load_history, render_report
+from .config import TUNED_FILE, ConfigError, load_config, read_tuned
+from .engine import Engine, EngineError, default_index_dir
+from .evaluate import CONFIGS
 from .explain import explain
+from .mining import MiningError
 from .schema import FindRequest, FindResult, Status, to_json_dict
+from .tune import TuneError, render_tune, store, tune
 
+DEFAULT_COMMITS = 1000
+DEFAULT_MAX_CASES = 200
 INTENTS = ("auto", "find-file", "explain", "fix-failure", "verify")
 
 
@@ -97,6 +103,45 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p_status)
     p_status.add_argument("--json", action="store_true")
 
+    for name, text in (
+        ("eval", "measure answers on questions mined from this repository's git history"),
+        ("tune", "fit the ranking settings to this repository's history and store them"),
+    ):
+        p = sub.add_parser(name, help=text)
+        _common(p)
+        p.add_argument(
+            "--commits",
+            type=int,
+            default=DEFAULT_COMMITS,
+            metavar="N",
+            help=f"read the newest N commits (default {DEFAULT_COMMITS}; 0: all)",
+        )
+        p.add_argument("--since", metavar="REF", help="only commits after this revision")
+        p.add_argument(
+            "--max-cases",
+            type=int,
+            default=DEFAULT_MAX_CASES,
+            metavar="N",
+            help=f"ask at most N commits, evenly spaced in time (default {DEFAULT_MAX_CASES})",
+        )
+        p.add_argument("--json", action="store_true", help="print the report as JSON")
+        p.add_argument("--out", help="also write the JSON report to this file")
+        p.add_argument("--quiet", action="store_true", help="no progress output")
+        if name == "eval":
+            p.add_argument(
+                "--configs",
+                type=lambda v: v.split(","),
+                help=f"stage configurations, comma-separated (default {','.join(DEFAULT_CONFIGS)};"
+                f" known: {','.join(CONFIGS)})",
+            )
+        else:
+            p.add_argument(
+                "--dry-run", action="store_true", help="report, but do not store the settings"
+            )
+            p.add_argument(
+                "--reset", action="store_true", help="forget stored settings: back to defaults"
+            )
+
     p_serve = sub.add_parser("serve", help="run the language server over stdio (for editors)")
     p_serve.add_argument(
         "--index-dir", default=None, help="index folder (default: per-user cache, per folder)"
@@ -111,6 +156,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return serve(args.index_dir)
     try:
+        if args.command in ("eval", "tune"):
+            return _cmd_history(args)
         with Engine(Path(args.workspace), args.index_dir) as engine:
             for note in engine.notes:
                 print(f"note: {note}", file=sys.stderr)
@@ -119,7 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.command == "find":
                 return _cmd_find(engine, args)
             return _cmd_status(engine, args)
-    except (EngineError, ConfigError) as exc:
+    except (EngineError, ConfigError, MiningError, TuneError) as exc:
         print(f"code-evidence: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -128,6 +175,44 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `code-evidence find ... | head`: the reader left, not an error
         sys.stderr.close()
         return 0
+
+
+def _cmd_history(args: argparse.Namespace) -> int:
+    """``eval`` and ``tune``: both mine the history and replay it in a private copy; neither
+    opens, changes or locks the workspace's own index."""
+    workspace = Path(args.workspace).expanduser()
+    if not workspace.is_dir():
+        raise EngineError(f"workspace is not a folder: {workspace}")
+    index_dir = Path(args.index_dir) if args.index_dir else default_index_dir(workspace)
+    if args.commits < 0:
+        raise EngineError("--commits must be 0 (all) or more")
+    if args.max_cases < 1:
+        raise EngineError("--max-cases must be at least 1")
+    if args.command == "tune" and args.reset:
+        (index_dir / TUNED_FILE).unlink(missing_ok=True)
+        print("tuned settings removed: ranking uses the defaults")
+        return 0
+    bar = ProgressBar(enabled=not args.quiet)
+    history = load_history(workspace, args.commits or None, args.since, bar, args.max_cases)
+    if args.command == "eval":
+        configs = args.configs or list(DEFAULT_CONFIGS)
+        unknown = [c for c in configs if c not in CONFIGS]
+        if unknown:
+            raise EngineError(f"unknown configuration {unknown[0]!r}; known: {', '.join(CONFIGS)}")
+        tuned = read_tuned(index_dir)
+        config = load_config(workspace.resolve(), tuned.get("ranking"))
+        report = evaluate_history(history, config, configs, bar)
+        report["ranking"] = "tuned" if tuned else "defaults"
+        text = render_report(report)
+    else:
+        report = tune(history, load_config(workspace.resolve()), bar)  # fitted from defaults
+        text = render_tune(report)
+        if report["ranking"] and not args.dry_run:
+            text += f"\nstored in {store(index_dir, report)}"
+    if args.out:
+        Path(args.out).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps(report) if args.json else text)
+    return 0
 
 
 def _cmd_index(engine: Engine, args: argparse.Namespace) -> int:
@@ -259,6 +344,7 @@ def render_status(s: Status) -> str:
         ("chunks", f"{s.chunks} ({s.vectors} with vectors)"),
         ("size", f"{s.index_bytes / 1e6:.1f} MB"),
         ("model", s.model or "-"),
+        ("ranking", s.ranking),
         ("writer", "another process" if s.locked_by_other else "this process"),
     ]
     return "\n".join(f"{k:<10} {v}" for k, v in rows)

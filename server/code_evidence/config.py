@@ -7,12 +7,16 @@ Every key is optional; README "Configuration" documents each one. Unknown keys a
 from __future__ import annotations
 
 import dataclasses
+import json
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 CONFIG_FILE = ".code-evidence.toml"
+# Ranking settings `code-evidence tune` fitted on this workspace's history; kept in the index
+# folder (per workspace, never in the user's repository) and read under the config file.
+TUNED_FILE = "tuned.json"
 RERANKERS = ("cross-encoder", "bi-encoder", "none")  # "none": the feature scorer alone
 
 
@@ -60,6 +64,18 @@ class RankingConfig:
     # Votes for a file changed at HEAD, halving every 90 days of age (git history only). Off by
     # default: the dev set's workspaces carry no history, so it is unmeasured.
     freshness_weight: float = 0.0
+    # Fusion and feature weights; `code-evidence tune` fits them per workspace. A channel
+    # weight multiplies that channel's RRF votes; boosts are counted in first-place votes.
+    bm25_weight: float = 1.0
+    vector_weight: float = 1.0
+    # The structural channel lists every neighbour; it votes at half weight so that a chunk
+    # found only by being next door does not outrank one both text channels agree on.
+    structural_weight: float = 0.5
+    exact_symbol_boost: float = 1.0  # the chunk defines a name the question uses
+    neighbour_boost: float = 1.0  # imports or is imported by the open file
+    same_dir_boost: float = 0.5  # in the open file's folder
+    call_boost: float = 1.0  # calls or is called by the open file (each way)
+    open_file_factor: float = 0.5  # the user already sees the open file; neighbours are news
 
 
 @dataclass(slots=True)
@@ -100,9 +116,25 @@ def _apply(section: Any, values: dict[str, Any], where: str) -> None:
         setattr(section, key, value)
 
 
-def load_config(workspace: Path) -> Config:
-    """Defaults, overridden by ``.code-evidence.toml`` when the workspace has one."""
+def read_tuned(index_dir: Path) -> dict[str, Any]:
+    """The stored tune result (``{}`` when there is none). A damaged file is treated as absent:
+    tuning is an optimisation, and the defaults always work."""
+    try:
+        data = json.loads((index_dir / TUNED_FILE).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return {}
+    return data if isinstance(data, dict) and isinstance(data.get("ranking"), dict) else {}
+
+
+def load_config(workspace: Path, tuned: dict[str, Any] | None = None) -> Config:
+    """Defaults, then the ``tuned`` ranking settings, then ``.code-evidence.toml`` when the
+    workspace has one: what a person wrote down wins over what was fitted."""
     cfg = Config()
+    if tuned:
+        try:
+            _apply(cfg.ranking, tuned, f"{TUNED_FILE} [ranking]")
+        except ConfigError:
+            cfg = Config()  # fitted by another version with other keys: ignore it whole
     path = workspace / CONFIG_FILE
     if not path.is_file():
         return cfg

@@ -27,7 +27,7 @@ from filelock import FileLock, Timeout
 from . import assemble, crossencoder, features, fuse, history, query, recall, rerank
 from .candidate import Candidate
 from .chunk import chunk_file, detect_language
-from .config import Config, load_config
+from .config import Config, load_config, read_tuned
 from .embed import (
     Embedder,
     EmbeddingCache,
@@ -122,11 +122,14 @@ class Engine:
         if not ws.is_dir():
             raise EngineError(f"workspace is not a folder: {ws}")
         self.workspace = ws.resolve()
-        self.config = config if config is not None else load_config(self.workspace)
         self.index_dir = (
             Path(index_dir).expanduser().resolve()
             if index_dir
             else default_index_dir(self.workspace)
+        )
+        self.tuned = read_tuned(self.index_dir) if config is None else {}
+        self.config = (
+            config if config is not None else load_config(self.workspace, self.tuned.get("ranking"))
         )
         try:
             self.index_dir.mkdir(parents=True, exist_ok=True)
@@ -547,7 +550,21 @@ class Engine:
             model=self.reader.get_meta("model"),
             locked_by_other=self.read_only,
             state=self.state,
+            ranking=self._ranking_source(),
         )
+
+    def _ranking_source(self) -> str:
+        if not self.tuned:
+            return "defaults"
+        settings = ", ".join(f"{k}={v}" for k, v in self.tuned["ranking"].items())
+        before = self.tuned.get("before", {}).get("validation", {}).get("mrr")
+        after = self.tuned.get("after", {}).get("validation", {}).get("mrr")
+        gain = (
+            f"; validation MRR@10 {before:.3f} -> {after:.3f}"
+            if isinstance(before, float) and isinstance(after, float)
+            else ""
+        )
+        return f"tuned {str(self.tuned.get('created', ''))[:10]}: {settings}{gain}"
 
     # -- lookups for editor features (hover, code lens) -------------------------
     def outline(self, path: str) -> list[Evidence]:
@@ -773,7 +790,8 @@ class Engine:
         for name, ranking in rec.channels.items():
             trace[f"recall.{name}"] = StageTrace(len(ranking), rec.ms.get(name, 0.0))
         t0 = time.perf_counter()
-        cands = fuse.fuse(rec.channels, self.reader, cfg.ranking.rrf_k)
+        weights = fuse.channel_weights(cfg.ranking)
+        cands = fuse.fuse(rec.channels, self.reader, cfg.ranking.rrf_k, weights)
         trace["fuse"] = StageTrace(len(cands), _ms(t0))
         t0 = time.perf_counter()
         cands = features.apply_features(
@@ -801,9 +819,7 @@ class Engine:
         trace["rerank"] = StageTrace(scored, _ms(t0))
         t0 = time.perf_counter()
         ranked = assemble.diversify(cands, cfg.ranking.per_file_results)
-        max_fused = sum(fuse.CHANNEL_WEIGHTS.get(name, 1.0) for name in rec.channels) / (
-            cfg.ranking.rrf_k + 1
-        )
+        max_fused = sum(weights.get(name, 1.0) for name in rec.channels) / (cfg.ranking.rrf_k + 1)
         verdict = assemble.judge(ranked, qa, max_fused, cfg.ranking.insufficient_below)
         # Ranking and the verdict saw the real text; what leaves the engine is masked.
         for c in ranked[: max(req.limit, 40)]:

@@ -16,17 +16,12 @@ from .query import QueryAnalysis
 from .recall import EditorState
 
 # Votes, in first-place RRF votes.
-W_EXACT_SYMBOL = 1.0
 W_MENTIONS = 0.3
 W_PATH = 1.0
 W_MUST_MATCH = 0.5
-W_NEIGHBOUR = 1.0
-W_SAME_DIR = 0.5
-W_CALL = 1.0
 W_INNERMOST_FRAME = 3.0  # the frame that raised: where a fix usually goes
 W_FRAME = 1.0
 W_ERROR_MESSAGE = 1.5  # holds a literal fragment of the pasted error message
-OPEN_FILE_FACTOR = 0.5  # the user already sees the open file; neighbours are the news
 FRESH_HALF_LIFE_DAYS = 90.0
 FRESH_TAG_DAYS = 30.0
 DEPRECATED_FACTOR = 0.6  # marked deprecated and called by nothing in the workspace
@@ -48,7 +43,8 @@ def apply_features(
 ) -> list[Candidate]:
     """Filters always apply (they are policy, not ranking); boosts only when ``use_boosts``.
     ``caller_counts`` (name -> how many chunks call it) lets dead deprecated code sink."""
-    vote = 1.0 / (cfg.ranking.rrf_k + 1)
+    rc = cfg.ranking
+    vote = 1.0 / (rc.rrf_k + 1)
     names = set(qa.names)
     lower_names = {n.lower() for n in names}
     open_dir = posixpath.dirname(editor.open_file) if editor.open_file else None
@@ -78,7 +74,7 @@ def apply_features(
         boost = 0.0
         name = c.stored.name
         if name and (name in names or name.lower() in lower_names):
-            boost += W_EXACT_SYMBOL
+            boost += rc.exact_symbol_boost
             c.tag("exact-identifier")
         elif qa.identifiers and any(i in ch.text for i in qa.identifiers):
             boost += W_MENTIONS
@@ -101,17 +97,17 @@ def apply_features(
             c.tag("error-message")
         if editor.open_file:
             if ch.path == editor.open_file:
-                c.factor *= OPEN_FILE_FACTOR
+                c.factor *= rc.open_file_factor
                 c.tag("open-file")
             elif rel & {"imports", "imported-by"}:
-                boost += W_NEIGHBOUR
+                boost += rc.neighbour_boost
                 c.tag("imports" if "imports" in rel else "imported-by")
             elif posixpath.dirname(ch.path) == open_dir:
-                boost += W_SAME_DIR
+                boost += rc.same_dir_boost
                 c.tag("same-dir")
             for tag in ("caller", "callee"):
                 if tag in rel:
-                    boost += W_CALL
+                    boost += rc.call_boost
                     c.tag(tag)
         days = age.get(ch.path)
         if days is not None:

@@ -7,20 +7,29 @@ common but their order.
 from __future__ import annotations
 
 from .candidate import Candidate
+from .config import RankingConfig
 from .recall import Ranking
 from .store import Store
 
-# The structural channel lists every neighbour; it votes at half weight so that a chunk found
-# only by being next door does not outrank one both text channels agree on.
-CHANNEL_WEIGHTS = {"bm25": 1.0, "vector": 1.0, "structural": 0.5, "trace": 1.0}
+
+def channel_weights(cfg: RankingConfig) -> dict[str, float]:
+    """Votes per channel (the trace channel is not weighted: a frame is a fact, not a guess)."""
+    return {
+        "bm25": cfg.bm25_weight,
+        "vector": cfg.vector_weight,
+        "structural": cfg.structural_weight,
+        "trace": 1.0,
+    }
 
 
-def fuse(channels: dict[str, Ranking], store: Store, k: int) -> list[Candidate]:
+def fuse(
+    channels: dict[str, Ranking], store: Store, k: int, weights: dict[str, float]
+) -> list[Candidate]:
     ranks: dict[int, dict[str, int]] = {}
     scores: dict[int, dict[str, float]] = {}
     fused: dict[int, float] = {}
     for name, ranking in channels.items():
-        weight = CHANNEL_WEIGHTS.get(name, 1.0)
+        weight = weights.get(name, 1.0)
         for rank, (cid, score) in enumerate(ranking, 1):
             ranks.setdefault(cid, {})[name] = rank
             scores.setdefault(cid, {})[name] = score

@@ -144,6 +144,7 @@ class Status:
     model: str | None
     locked_by_other: bool
     state: str = "ready"  # "indexing" | "partial" (vectors still missing) | "ready"
+    ranking: str = "defaults"  # or what `code-evidence tune` fitted, with its validation gain
 
 
 def to_json_dict(obj: Any) -> Any:

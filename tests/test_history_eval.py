@@ -1,0 +1,454 @@
+"""`code-evidence eval` / `tune`: cases mined from git history, replayed without leaking the
+future, scored by the one evaluator, fitted with a split by time."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from code_evidence import tune as tune_mod
+from code_evidence.backtest import load_history
+from code_evidence.cli import main
+from code_evidence.config import TUNED_FILE, load_config, read_tuned
+from code_evidence.engine import Engine
+from code_evidence.evaluate import Case, CaseRun, score_case
+from code_evidence.mining import (
+    clean_message,
+    code_signature,
+    is_source,
+    mine,
+    old_side_ranges,
+    skip_reason_for_message,
+)
+from code_evidence.replay import Replay
+
+# Topics of the generated project: module -> (function, what it does); every function has its
+# own vocabulary, so a commit message about it names its place in words, not identifiers.
+TOPICS: dict[str, list[tuple[str, str]]] = {
+    "upload": [
+        ("send_chunk", "send one chunk of the archive to the storage bucket"),
+        ("resume_transfer", "resume an interrupted transfer from the last acknowledged offset"),
+        ("throttle", "slow down the sender when the bandwidth quota is exhausted"),
+    ],
+    "billing": [
+        ("charge_card", "charge the customer's card for the monthly subscription"),
+        ("refund", "give money back for a cancelled invoice"),
+        ("apply_coupon", "reduce the price with a promotional voucher code"),
+    ],
+    "search": [
+        ("tokenize", "split the sentence into lowercase words for the inverted index"),
+        ("rank_documents", "order matching documents by term frequency"),
+        ("highlight", "wrap matched words in emphasis markers for display"),
+    ],
+    "calendar": [
+        ("next_meeting", "find the next meeting of the attendee after now"),
+        ("detect_overlap", "report two appointments that happen at the same hour"),
+        ("export_ical", "write the appointments as an iCalendar file"),
+    ],
+    "mailer": [
+        ("compose_digest", "gather unread notifications into one weekly digest email"),
+        ("bounce_handler", "disable addresses whose messages bounce repeatedly"),
+        ("render_template", "fill the greeting template with the recipient's name"),
+    ],
+    "inventory": [
+        ("reserve_stock", "hold items in the warehouse for a pending order"),
+        ("restock_alert", "warn purchasing when shelves run low"),
+        ("count_pallets", "count pallets stacked in each aisle"),
+    ],
+}
+
+ENDINGS = (
+    "also cope with an empty batch",
+    "log a warning when the input is missing",
+    "stop early on a negative amount",
+    "keep going after a timeout",
+)
+
+
+def _module(name: str, version: dict[str, int]) -> str:
+    out = [f'"""The {name} part of the demo service."""\n']
+    for func, what in TOPICS[name]:
+        extra = "".join(f"    step_{i} = value + {i}\n" for i in range(version.get(func, 0)))
+        out.append(
+            f'\n\ndef {func}(value):\n    """{what.capitalize()}."""\n{extra}    return value\n'
+        )
+    return "".join(out)
+
+
+class Repo:
+    """A git repository built commit by commit, with increasing commit dates."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.tick = 0
+        root.mkdir(parents=True)
+        self.git("init", "-q", "-b", "main")
+        self.git("config", "user.email", "dev@example.com")
+        self.git("config", "user.name", "Dev")
+        self.git("config", "commit.gpgsign", "false")
+
+    def git(self, *args: str, env: dict[str, str] | None = None) -> str:
+        return subprocess.run(
+            ["git", "-C", str(self.root), *args],
+            check=True,
+            capture_output=True,
+            text=True,
+            env={**os.environ, **(env or {})},
+        ).stdout.strip()
+
+    def write(self, rel: str, text: str) -> None:
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+    def commit(self, message: str, author: str = "Dev <dev@example.com>") -> str:
+        self.tick += 1
+        stamp = f"@{1704067200 + self.tick * 3600} +0000"  # an hour apart from 2024-01-01
+        when = {"GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp}
+        self.git("add", "-A")
+        self.git("commit", "-q", "--author", author, "-m", message, env=when)
+        return self.git("rev-parse", "HEAD")
+
+
+@pytest.fixture(scope="module")
+def history_repo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """24 real questions (each changes one described function; every third also changes its
+    neighbour in the next module) among commits that must all be skipped."""
+    repo = Repo(tmp_path_factory.mktemp("hist") / "service")
+    versions: dict[str, dict[str, int]] = {m: {} for m in TOPICS}
+
+    def save(*modules: str) -> None:
+        for m in modules:
+            repo.write(f"src/service/{m}.py", _module(m, versions[m]))
+
+    save(*TOPICS)
+    repo.write("tests/test_upload.py", "def test_send_chunk():\n    assert True\n")
+    repo.write("docs/index.md", "# Service\n")
+    # Switch the slow stages off: these tests are about mining and replay, not the models.
+    repo.write(".code-evidence.toml", '[stages]\nvectors = false\n[ranking]\nreranker = "none"\n')
+    repo.commit("Initial import of the service")
+    questions: dict[str, tuple[str, ...]] = {}
+    modules = list(TOPICS)
+    n = 0
+    for round_ in range(4):
+        for mi, m in enumerate(modules):
+            func, what = TOPICS[m][round_ % 3]
+            versions[m][func] = versions[m].get(func, 0) + 1
+            touched = [m]
+            if n % 3 == 0:  # a change that needs the neighbour too: variant b
+                other = modules[(mi + 1) % len(modules)]
+                ofunc = TOPICS[other][0][0]
+                versions[other][ofunc] = versions[other].get(ofunc, 0) + 1
+                touched.append(other)
+            save(*touched)
+            sha = repo.commit(f"When asked to {what}, {ENDINGS[round_]} (#{100 + n})")
+            questions[sha] = tuple(f"src/service/{t}.py" for t in touched)
+            n += 1
+            if n == 3:  # the noise, in the middle of the history
+                versions["search"]["tokenize"] = versions["search"].get("tokenize", 0) + 1
+                save("search")
+                repo.commit("Bump requests from 2.0 to 2.1", "dependabot[bot] <bot@github.com>")
+                versions["billing"]["refund"] = versions["billing"].get("refund", 0) + 1
+                save("billing")
+                repo.commit("Bump version to 1.2.0")
+                repo.write("docs/index.md", "# Service\n\nMore words about the service.\n")
+                repo.commit("Describe the service in the documentation index")
+                text = (repo.root / "src/service/mailer.py").read_text(encoding="utf-8")
+                repo.write("src/service/mailer.py", text.replace("Gather unread", "Collect unread"))
+                repo.commit("Reword the description of what the weekly digest gathers")
+                repo.write("src/service/extra.py", "def brand_new():\n    return 1\n")
+                repo.commit("Add a brand new helper module for later work")
+                versions["upload"]["throttle"] = versions["upload"].get("throttle", 0) + 1
+                save("upload")
+                repo.commit("Fix typo in the throttle code path comment")
+    return {"repo": repo, "questions": questions}
+
+
+# --------------------------------------------------------------------------- unit
+
+
+def test_clean_message_drops_ids_trailers_urls_and_checklists() -> None:
+    message = (
+        "Retry the upload when the server times out (#123)\n\n"
+        "The client gave up after one try, see https://example.com/issue/9.\n"
+        "- [x] tests added\n"
+        "Fixes gh-77\n\n"
+        "Signed-off-by: A Dev <a@example.com>\n"
+        "Co-authored-by: B Dev <b@example.com>\n"
+    )
+    assert clean_message(message) == (
+        "Retry the upload when the server times out The client gave up after one try, see"
+    )
+
+
+@pytest.mark.parametrize(
+    ("subject", "author", "reason"),
+    [
+        ("Bump actions/checkout from 3 to 4", "dependabot[bot] <x@github.com>", "bot"),
+        ("Release 2.3.1", "Dev <d@example.com>", "release or version bump"),
+        ("2.3.1", "Dev <d@example.com>", "release or version bump"),
+        ('Revert "make the cache smaller"', "Dev <d@example.com>", "revert"),
+        ("Fix typos in the session module", "Dev <d@example.com>", "typo, format or lint"),
+        ("Drop support for Python 3.7", "Dev <d@example.com>", "runtime-version sweep"),
+        ("docs: explain the blueprint order", "Dev <d@example.com>", "docs"),
+        ("[pre-commit.ci] auto update", "Dev <d@example.com>", "dependencies or tooling"),
+        ("Retry uploads when the server times out", "Dev <d@example.com>", None),
+    ],
+)
+def test_message_skip_rules(subject: str, author: str, reason: str | None) -> None:
+    assert skip_reason_for_message(subject, author) == reason
+
+
+def test_old_side_ranges_label_insertions_by_their_neighbours() -> None:
+    diff = b"@@ -10,3 +10,4 @@\n-a\n@@ -20 +21 @@\n-b\n@@ -30,0 +31,2 @@\n+c\n"
+    assert old_side_ranges(diff) == ((10, 12), (20, 20), (30, 31))
+
+
+def test_code_signature_ignores_docstrings_comments_and_layout() -> None:
+    old = 'def f(x):\n    """Old words."""\n    return x  # note\n'
+    reworded = 'def f(x):\n    """New words."""\n\n    return x\n'
+    changed = 'def f(x):\n    """Old words."""\n    return x + 1\n'
+    assert code_signature("a.py", old) == code_signature("a.py", reworded)
+    assert code_signature("a.py", old) != code_signature("a.py", changed)
+    assert code_signature("a.go", "x := 1 // one\n") == code_signature("a.go", "x :=  1\n")
+
+
+def test_source_files_exclude_tests_docs_examples_and_glue() -> None:
+    assert is_source("src/service/upload.py")
+    assert not is_source("tests/test_upload.py")
+    assert not is_source("docs/conf.py")
+    assert not is_source("examples/demo.py")
+    assert not is_source("setup.py")
+    assert not is_source("README.md")
+
+
+def test_score_case_follows_the_shared_metric_definitions() -> None:
+    from code_evidence.evaluate import Hit
+
+    case = Case("x", "d", "commit", "a", "q", None, {"a.py": ((10, 20),), "b.py": ((1, 2),)})
+    hits = [Hit("c.py", 1, 5), Hit("a.py", 30, 40), Hit("a.py", 15, 16)]
+    m = score_case(case, hits)
+    assert m["MRR@10"] == 0.5 and m["R@1"] == 0.0 and m["R@5"] == 0.5 and m["chunk@10"] == 1.0
+
+
+# --------------------------------------------------------------------------- mining
+
+
+def test_mining_keeps_the_questions_and_says_why_the_rest_was_skipped(
+    history_repo: dict[str, Any],
+) -> None:
+    repo, questions = history_repo["repo"], history_repo["questions"]
+    mined = mine(repo.root)
+    assert {c.sha for c in mined.commits} == set(questions)
+    assert mined.skipped == {
+        "first commit": 1,
+        "bot": 1,
+        "release or version bump": 1,
+        "no source change": 1,
+        "comments, docstrings or whitespace only": 1,
+        "adds or renames source files": 1,
+        "typo, format or lint": 1,
+    }
+    times = [c.time for c in mined.commits]
+    assert times == sorted(times)
+    for commit in mined.commits:
+        assert commit.parent == repo.git("rev-parse", f"{commit.sha}^")
+        assert {f.path for f in commit.files} == set(questions[commit.sha])
+        assert "#" not in commit.query  # the PR number is a label, never part of the question
+        for f in commit.files:  # every range points at lines the parent has and the diff changed
+            parent_lines = repo.git("show", f"{commit.parent}:{f.path}").splitlines()
+            assert f.ranges and all(1 <= a <= b <= len(parent_lines) + 1 for a, b in f.ranges)
+
+
+def test_variant_b_opens_the_file_that_changed_most(history_repo: dict[str, Any]) -> None:
+    history = load_history(history_repo["repo"].root, None, None)
+    b_cases = [c for c in history.cases if c.variant == "b"]
+    assert b_cases
+    for case in b_cases:
+        assert case.open_file is not None and case.open_file not in case.gold
+        assert len(case.gold) == 1
+
+
+def test_max_questions_spreads_over_the_whole_range(history_repo: dict[str, Any]) -> None:
+    full = load_history(history_repo["repo"].root, None, None)
+    few = load_history(history_repo["repo"].root, None, None, max_questions=4)
+    assert len(few.mined.commits) == 4
+    assert few.mined.commits[0].sha == full.mined.commits[0].sha
+    assert few.mined.commits[-1].time > full.mined.commits[len(full.mined.commits) // 2].time
+
+
+def test_since_limits_the_range_and_a_bad_ref_is_a_clear_error(
+    history_repo: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = history_repo["repo"]
+    all_commits = mine(repo.root).commits
+    since = all_commits[-5].sha
+    assert [c.sha for c in mine(repo.root, since=since).commits] == [
+        c.sha for c in all_commits[-4:]
+    ]
+    assert main(["eval", "--workspace", str(repo.root), "--since", "no-such-ref"]) == 2
+    assert "does not name a commit" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- replay
+
+
+def _archive(repo: Repo, sha: str) -> dict[str, str]:
+    names = repo.git("ls-tree", "-r", "--name-only", sha).splitlines()
+    return {n: repo.git("show", f"{sha}:{n}") for n in names}
+
+
+def _tree(root: Path) -> dict[str, str]:
+    return {
+        p.relative_to(root).as_posix(): p.read_text(encoding="utf-8").rstrip("\n")
+        for p in root.rglob("*")
+        if p.is_file()
+    }
+
+
+def test_replay_tree_equals_each_commit_forward_and_back(history_repo: dict[str, Any]) -> None:
+    repo = history_repo["repo"]
+    shas = repo.git("rev-list", "--reverse", "HEAD").splitlines()
+    cfg = load_config(repo.root)
+    with Replay(repo.root, cfg) as replay:
+        for sha in [shas[0], shas[5], shas[9], shas[2], shas[-1]]:
+            replay.move_to(sha)
+            assert _tree(replay.tree) == {k: v.rstrip("\n") for k, v in _archive(repo, sha).items()}
+        root = replay.root
+    assert not root.exists()
+
+
+def test_the_index_at_a_stop_never_holds_the_commit_asked_about(
+    history_repo: dict[str, Any],
+) -> None:
+    repo = history_repo["repo"]
+    commit = mine(repo.root).commits[-1]
+    with Replay(repo.root, load_config(repo.root)) as replay:
+        engine = replay.at(commit.parent)
+        path = commit.files[0].path
+        indexed = "".join(e.text for e in engine.outline(path))
+        assert indexed.count("step_") == repo.git("show", f"{commit.parent}:{path}").count("step_")
+        assert indexed.count("step_") < repo.git("show", f"{commit.sha}:{path}").count("step_")
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def test_eval_reports_every_configuration_and_leaves_the_workspace_alone(
+    history_repo: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = history_repo["repo"]
+    head, status = repo.git("rev-parse", "HEAD"), repo.git("status", "--porcelain")
+    index_dir = tmp_path / "index"
+    out = tmp_path / "eval.json"
+    argv = ["eval", "--workspace", str(repo.root), "--index-dir", str(index_dir)]
+    assert main([*argv, "--configs", "bm25,full", "--quiet", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "commit a+b" in text and "bm25" in text and "full" in text
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["commits_mined"] == len(history_repo["questions"])
+    assert report["skipped"]["bot"] == 1
+    full = report["metrics"]["full"]["commit a"]
+    # The messages describe the function in its own words: BM25 alone puts it first most times.
+    assert report["metrics"]["bm25"]["commit a"]["R@1"] >= 0.75
+    assert full["MRR@10"] >= 0.75 and full["n"] == len(history_repo["questions"])
+    assert len(report["per_case"]) == report["cases"]
+    assert repo.git("rev-parse", "HEAD") == head and repo.git("status", "--porcelain") == status
+    assert not index_dir.exists()  # eval never opens (or creates) the workspace's own index
+
+
+def test_tune_splits_by_time_stores_only_what_validates_and_status_says_so(
+    history_repo: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = history_repo["repo"]
+    index_dir = tmp_path / "index"
+    argv = ["tune", "--workspace", str(repo.root), "--index-dir", str(index_dir), "--quiet"]
+    assert main([*argv, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["train_cases"] + report["validation_cases"] == len(
+        load_history(repo.root, None, None).cases
+    )
+    stored = read_tuned(index_dir)
+    if report["ranking"]:
+        assert stored["ranking"] == report["ranking"]
+        if set(report["ranking"]) - {"insufficient_below"}:
+            assert report["after"]["validation"]["mrr"] > report["before"]["validation"]["mrr"]
+        with Engine(repo.root, index_dir) as eng:
+            assert eng.status().ranking.startswith("tuned")
+    else:
+        assert stored == {}
+    assert main([*argv, "--reset"]) == 0
+    assert not (index_dir / TUNED_FILE).exists()
+
+
+def test_tune_refuses_a_history_too_short_to_validate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = Repo(tmp_path / "tiny")
+    repo.write("src/a.py", "def a():\n    return 1\n")
+    repo.commit("Initial")
+    repo.write("src/a.py", "def a():\n    return 2\n")
+    repo.commit("Return two from the first helper instead of one")
+    assert main(["tune", "--workspace", str(repo.root), "--quiet"]) == 2
+    assert "tuning needs at least" in capsys.readouterr().err
+
+
+def test_eval_outside_git_is_a_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "a.py").write_text("x = 1\n", encoding="utf-8")
+    assert main(["eval", "--workspace", str(tmp_path), "--quiet"]) == 2
+    assert "not a git repository" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- tune rules
+
+
+def _runs(mrr_by_case: dict[str, float], name: str) -> list[CaseRun]:
+    runs = []
+    for cid, mrr in mrr_by_case.items():
+        case = Case(cid, "d", "commit", "a", name, None, {"x.py": ()})
+        runs.append(CaseRun(case, [], 1.0, None, metrics={"MRR@10": mrr, "R@1": float(mrr == 1)}))
+    return runs
+
+
+def test_tune_never_ships_a_setting_worse_on_validation(
+    history_repo: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A setting that wins every training case and loses every validation case stays out."""
+    history = load_history(history_repo["repo"].root, None, None)
+    train, valid = tune_mod.split_by_time(history)
+
+    def fake_backtest(h: Any, cases: list[Case], cfg: Any, variants: dict[str, Any], *a: Any):
+        out = {}
+        for name in variants:
+            better = name != tune_mod.DEFAULT
+            out[name] = _runs(
+                {
+                    c.id: (1.0 if better else 0.5) if c.id in train else (0.2 if better else 0.5)
+                    for c in cases
+                },
+                name,
+            )
+        return out
+
+    monkeypatch.setattr(tune_mod, "backtest", fake_backtest)
+    report = tune_mod.tune(history, load_config(history.workspace))
+    assert report["chosen"] != tune_mod.DEFAULT
+    assert report["candidates"][report["chosen"]]["train"]["mrr"] == 1.0
+    assert not report["shipped"] and report["ranking"] == {}
+    assert max(history.time_of[i] for i in train) <= min(history.time_of[i] for i in valid)
+
+
+def test_config_file_wins_over_tuned_settings(tmp_path: Path) -> None:
+    (tmp_path / ".code-evidence.toml").write_text("[ranking]\nrrf_k = 30\n", encoding="utf-8")
+    cfg = load_config(tmp_path, {"rrf_k": 100, "bm25_weight": 1.5})
+    assert cfg.ranking.rrf_k == 30 and cfg.ranking.bm25_weight == 1.5
+    assert load_config(tmp_path, {"no_such_key": 1}).ranking.rrf_k == 30  # stale file ignored
+    (tmp_path / TUNED_FILE).write_text("{half a file", encoding="utf-8")
+    assert read_tuned(tmp_path) == {}
