@@ -295,6 +295,23 @@ def test_since_limits_the_range_and_a_bad_ref_is_a_clear_error(
     assert "does not name a commit" in capsys.readouterr().err
 
 
+def test_a_cherry_pick_is_asked_once(tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "picks")
+    spaces = "def parse(line):\n    return line.split(' ')\n"
+    tabs = "def parse(line):\n    return line.replace('\\t', ' ').split(' ')\n"
+    repo.write("src/parser.py", spaces)
+    repo.commit("Initial parser")
+    repo.write("src/parser.py", tabs)
+    first = repo.commit("Make the parser accept tabs between fields")
+    repo.write("src/parser.py", spaces)
+    back = repo.commit("Go back to splitting fields on spaces only for now")
+    repo.write("src/parser.py", tabs)
+    repo.commit(f"Parser: accept tabs between fields\n\n(cherry picked from commit {first})")
+    mined = mine(repo.root)
+    assert [c.sha for c in mined.commits] == [first, back]
+    assert mined.skipped["duplicate"] == 1
+
+
 # --------------------------------------------------------------------------- replay
 
 

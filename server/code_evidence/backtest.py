@@ -34,6 +34,7 @@ from .mining import Mined, mine
 Progress = Callable[[str, int, int], None]
 # The default ablation: each row adds one stage. The model rows of bench/quality.py are left
 # to --configs: the cross-encoder sits out change requests anyway (crossencoder.py's gate).
+MISSES_SHOWN = 5
 DEFAULT_CONFIGS = ("bm25", "vectors", "hybrid", "hybrid+features", "+coverage", "full")
 
 
@@ -165,6 +166,15 @@ def render_report(report: dict[str, Any]) -> str:
             if a:
                 cells = " ".join(fmt(a[k]) for k in METRICS)
                 lines.append(f"{conf:<18} {g:<11} {a['n']:>4} {cells}")
+    misses = [c for c in report["per_case"] if not c["metrics"].get("R@10")]
+    if misses:
+        lines.append(
+            f"\nmissed entirely [{report['primary']}] ({len(misses)}; first {MISSES_SHOWN}):"
+        )
+        for c in misses[:MISSES_SHOWN]:
+            top = c["top_files"][0] if c["top_files"] else "-"
+            lines.append(f"  {c['id']}: {c['query'][:70]!r}")
+            lines.append(f"      wanted {', '.join(c['gold_files'])}; ranked first {top}")
     lat = report["latency"].get(report["primary"], {})
     if lat.get("n"):
         lines.append(

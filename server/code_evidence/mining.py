@@ -13,7 +13,7 @@ code or too much of it, and changes to comments, docstrings or whitespace only.
 from __future__ import annotations
 
 import ast
-import posixpath
+import hashlib
 import re
 import subprocess
 from collections import Counter
@@ -80,8 +80,9 @@ _KNOWN_TRAILER = re.compile(
     re.I,
 )
 _URL = re.compile(r"https?://\S+|www\.\S+")
-_CHECKLIST = re.compile(r"^\s*[-*]\s*\[[ xX]\]")
+_CHECKLIST = re.compile(r"^\s*[-*]\s*\[[ xX]\]|^\s*\(cherry picked from commit [0-9a-f]+\)\s*$")
 _WORD = re.compile(r"[A-Za-z][A-Za-z']+")
+_HUNK_POSITION = re.compile(rb"^@@ [^@]* @@")
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@", re.M)
 
 
@@ -103,6 +104,7 @@ class MinedCommit:
     subject: str
     query: str
     files: tuple[FileChange, ...]
+    patch_id: str  # the changed lines without their positions: equal for a cherry-pick
 
     def cases(self, dataset: str) -> list[Case]:
         """Variant a (no open file, every changed file is gold) and, when the commit changes
@@ -242,8 +244,22 @@ class _Blobs:
         self._proc.wait(timeout=10)
 
 
-def _log(workspace: Path, commits: int | None, since: str | None) -> list[list[str]]:
-    args = ["log", "--topo-order", f"--format={RECORD}%H{UNIT}%P{UNIT}%an <%ae>{UNIT}%ct{UNIT}%B"]
+@dataclass(frozen=True, slots=True)
+class _Record:
+    sha: str
+    parents: list[str]
+    author: str
+    time: int
+    message: str
+    changes: list[tuple[str, str]]  # (status letter, workspace-relative path)
+
+
+def _log(workspace: Path, commits: int | None, since: str | None) -> list[_Record]:
+    """Commits, newest first, with the files each changed, from one ``git log`` (a diff call
+    per commit would spend most of a long history starting processes). No rename detection:
+    a rename is a deletion and an addition, and an addition already disqualifies."""
+    fmt = f"--format={RECORD}%H{UNIT}%P{UNIT}%an <%ae>{UNIT}%ct{UNIT}%B{UNIT}"
+    args = ["log", "--topo-order", "--raw", "-z", "--no-renames", "--relative", fmt]
     if commits is not None:
         args.append(f"--max-count={commits}")
     args.append("HEAD")
@@ -251,30 +267,23 @@ def _log(workspace: Path, commits: int | None, since: str | None) -> list[list[s
         if git_output(workspace, "rev-parse", "-q", "--verify", f"{since}^{{commit}}") is None:
             raise MiningError(f"--since {since!r} does not name a commit in {workspace}")
         args.append(f"^{since}")
-    out = git_output(workspace, *args, "--", ".", timeout=300)
+    out = git_output(workspace, *args, "--", ".", timeout=600)
     if out is None:
         raise MiningError(f"{workspace}: not a git repository with commits (git log failed)")
-    records = out.decode("utf-8", "replace").split(RECORD)
-    return [r.split(UNIT, 4) for r in records if r.count(UNIT) >= 4]
-
-
-def _changed_files(workspace: Path, parent: str, sha: str) -> list[tuple[str, str]]:
-    """(status letter, path) per changed file, relative to the workspace. No rename detection:
-    a rename shows as a deletion and an addition, and an addition already disqualifies."""
-    out = git_output(
-        workspace,
-        "diff",
-        "--relative",
-        "--no-renames",
-        "--name-status",
-        "-z",
-        parent,
-        sha,
-        "--",
-        ".",
-    )
-    parts = (out or b"").decode("utf-8", "replace").split("\0")
-    return [(parts[i][:1], parts[i + 1]) for i in range(0, len(parts) - 1, 2)]
+    records = []
+    for raw in out.decode("utf-8", "surrogateescape").split(RECORD)[1:]:
+        parts = raw.split(UNIT, 5)
+        if len(parts) < 6 or not parts[3].isdigit():
+            continue
+        sha, parents, author, when, message, tail = parts
+        fields = tail.lstrip("\n\0").split("\0")
+        changes = [
+            (meta.split()[-1][:1], path)
+            for meta, path in zip(fields[0::2], fields[1::2], strict=False)
+            if meta.startswith(":") and len(meta.split()) >= 5
+        ]
+        records.append(_Record(sha, parents.split(), author, int(when), message, changes))
+    return records
 
 
 def _hunks(diff: bytes) -> dict[str, tuple[tuple[tuple[int, int], ...], int]]:
@@ -295,13 +304,10 @@ def _hunks(diff: bytes) -> dict[str, tuple[tuple[tuple[int, int], ...], int]]:
     return out
 
 
-def _mine_one(
-    workspace: Path, blobs: _Blobs, sha: str, parent: str, when: int, message: str
-) -> MinedCommit | str:
+def _mine_one(workspace: Path, blobs: _Blobs, rec: _Record) -> MinedCommit | str:
     """The commit as a case, or why it is not one."""
-    changes = [
-        (kind, path) for kind, path in _changed_files(workspace, parent, sha) if is_source(path)
-    ]
+    sha, parent, message = rec.sha, rec.parents[0], rec.message
+    changes = [(kind, path) for kind, path in rec.changes if is_source(path)]
     if not changes:
         return "no source change"
     if len(changes) > MAX_SOURCE_FILES:
@@ -324,7 +330,8 @@ def _mine_one(
         "--",
         *paths,
     )
-    hunks = _hunks(diff or b"")
+    diff = diff or b""
+    hunks = _hunks(diff)
     files: list[FileChange] = []
     same = True
     for kind, path in sorted(changes, key=lambda c: c[1]):
@@ -345,7 +352,16 @@ def _mine_one(
     query = clean_message(message)
     if len(_WORD.findall(query)) < MIN_WORDS:
         return "message too short"
-    return MinedCommit(sha, parent, when, message.strip().splitlines()[0], query, tuple(files))
+    # File names, the enclosing definition git names in each hunk header, and the changed
+    # lines, without positions: what `git patch-id` compares, for a diff without context.
+    changed = b"\n".join(
+        _HUNK_POSITION.sub(b"@@", line)
+        for line in diff.split(b"\n")
+        if line[:1] in (b"+", b"-") or line.startswith(b"@@")
+    )
+    patch_id = hashlib.sha1(changed).hexdigest()
+    subject = message.strip().splitlines()[0]
+    return MinedCommit(sha, parent, rec.time, subject, query, tuple(files), patch_id)
 
 
 def mine(
@@ -358,40 +374,32 @@ def mine(
     when given; oldest first, so a split by position is a split by time."""
     records = _log(workspace, commits, since)
     result = Mined([], len(records))
-    seen: set[tuple[str, frozenset[str]]] = set()
+    seen: set[str] = set()
     blobs = _Blobs(workspace)
     try:
-        for n, (sha, parents, author, when, message) in enumerate(records, 1):
+        for n, rec in enumerate(reversed(records), 1):  # oldest first: the original is kept
             if progress:
                 progress("mine", n, len(records))
-            parent_list = parents.split()
-            subject = message.strip().splitlines()[0] if message.strip() else ""
+            subject = rec.message.strip().splitlines()[0] if rec.message.strip() else ""
             reason = None
-            if len(parent_list) > 1:
+            if len(rec.parents) > 1:
                 reason = "merge"
-            elif not parent_list:
+            elif not rec.parents:
                 reason = "first commit"
             else:
-                reason = skip_reason_for_message(subject, author)
+                reason = skip_reason_for_message(subject, rec.author)
             if reason is None:
-                mined = _mine_one(workspace, blobs, sha, parent_list[0], int(when), message)
+                mined = _mine_one(workspace, blobs, rec)
                 if isinstance(mined, str):
                     reason = mined
+                elif mined.patch_id in seen:  # a cherry-pick of a commit already mined
+                    reason = "duplicate"
                 else:
-                    key = (mined.query, frozenset(f.path for f in mined.files))
-                    if key in seen:  # a cherry-pick of a commit already mined
-                        reason = "duplicate"
-                    else:
-                        seen.add(key)
-                        result.commits.append(mined)
+                    seen.add(mined.patch_id)
+                    result.commits.append(mined)
             if reason is not None:
                 result.skipped[reason] += 1
     finally:
         blobs.close()
-    result.commits.reverse()  # git lists newest first; ties in commit time keep that order
-    result.commits.sort(key=lambda c: c.time)
+    result.commits.sort(key=lambda c: c.time)  # stable: equal times keep the topological order
     return result
-
-
-def dataset_name(workspace: Path) -> str:
-    return posixpath.basename(str(workspace.resolve())) or "workspace"
