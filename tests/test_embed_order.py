@@ -1,6 +1,5 @@
-"""Embedding order, batching and selection (issue 7): source code is embedded before tests,
-docs and translations; a duplicate text is embedded once per pass; batch size never changes a
-vector; import-only chunks get no vector but stay in BM25."""
+"""Embedding order and batching (issue 7): source code is embedded before tests, docs and
+translations; a duplicate text is embedded once per pass; batch size never changes a vector."""
 
 from __future__ import annotations
 
@@ -19,11 +18,10 @@ from code_evidence.embed import (
     PRIORITY_TESTS,
     Embedder,
     embed_priority,
-    needs_vector,
     physical_cores,
 )
 from code_evidence.engine import Engine
-from code_evidence.schema import Chunk, FindRequest
+from code_evidence.schema import Chunk
 
 
 def chunk(path: str, **flags: object) -> Chunk:
@@ -145,61 +143,3 @@ def test_duplicate_texts_in_one_pass_are_embedded_once(
         assert report.embedded == len(keys) == len(recorder.seen)
         assert len(eng.vectors) == len(chunks)  # every chunk still has its vector
         assert eng.state == "ready"
-
-
-def code(language: str, text: str) -> Chunk:
-    return Chunk("m", 1, 1, "", "module", language, text, "h")
-
-
-@pytest.mark.parametrize(
-    ("language", "text"),
-    [
-        ("python", "import os\nimport sys\n"),
-        ("python", "# helpers\nfrom __future__ import annotations\n\nfrom a.b import (  # noqa\n"
-         "    c,\n    d,\n)\nimport e, \\\n    f\n"),
-        ("javascript", "// deps\nimport React from 'react';\nimport {\n  a,\n} from './x';\n"),
-        ("typescript", "import type { A } from './a';\nimport './styles.css';\n"),
-        ("go", "package shop\n\nimport (\n\t\"fmt\"\n\tstr \"strings\"\n)\n"),
-        ("rust", "use std::io;\npub(crate) use crate::a::{\n    b,\n    c,\n};\nextern crate d;\n"),
-        ("java", "package shop;\n\n/* deps */\nimport java.util.List;\nimport static a.B.c;\n"),
-    ],
-)  # fmt: skip
-def test_import_only_chunks_get_no_vector(language: str, text: str) -> None:
-    assert not needs_vector(code(language, text))
-
-
-@pytest.mark.parametrize(
-    ("language", "text"),
-    [
-        ("python", '"""Pricing rules."""\nimport os\n'),  # a module docstring says something
-        ("python", "import os\n\nTAX = 0.2\n"),
-        ("python", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from a import b\n"),
-        ("python", "# nothing but a comment\n"),
-        ("python", "def run():\n    import os\n    return os.sep\n"),
-        ("javascript", "import a from 'a';\nexport const b = a + 1;\n"),
-        ("text", "import os\nimport sys\n"),  # prose about imports is not code
-    ],
-)
-def test_chunks_with_meaning_get_a_vector(language: str, text: str) -> None:
-    assert needs_vector(code(language, text))
-
-
-def test_import_only_chunks_are_searchable_but_not_embedded(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("CODE_EVIDENCE_CACHE_DIR", str(tmp_path / "cold-cache"))
-    ws = tmp_path / "ws"
-    imports = "import os\nfrom collections import (\n    OrderedDict,\n    defaultdict,\n)\n"
-    write(ws, {"app.py": f"{imports}\n\ndef run():\n    return os.getcwd()\n"})
-    recorder = RecordingEmbedder()
-    with Engine(ws, tmp_path / "idx", embedder=recorder) as eng:
-        report = eng.index()
-        status = eng.status()
-        assert (report.chunks_total, report.embedded) == (2, 1)
-        assert not any("OrderedDict" in text for text in recorder.seen)
-        assert len(eng.vectors) == status.vector_chunks == 1
-        assert eng.state == "ready"  # the import chunk is not "missing" its vector
-        again = eng.index()  # nothing changed: nothing to repair either
-        assert (again.embedded, again.vectors_from_cache) == (0, 0)
-        found = eng.find(FindRequest("defaultdict", limit=3), refresh=False)
-    assert found.results[0].text.startswith("import os")  # BM25 still has it

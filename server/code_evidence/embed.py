@@ -11,7 +11,6 @@ import contextlib
 import hashlib
 import logging
 import os
-import re
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -227,51 +226,6 @@ def embed_priority(chunk: Chunk) -> int:
     if chunk.language == "text" or chunk.kind == "window":
         return PRIORITY_OTHER
     return PRIORITY_SOURCE
-
-
-# How an import statement starts, per language. A chunk whose code is nothing but these (with
-# the continuation lines of a bracketed or backslashed import, comments and blank lines) gets
-# no vector: see ``needs_vector``.
-_IMPORT_START: dict[str, re.Pattern[str]] = {
-    "python": re.compile(r"(?:import|from)\s"),
-    "javascript": re.compile(r"import[\s{*'\"]"),
-    "typescript": re.compile(r"import[\s{*'\"]"),
-    "tsx": re.compile(r"import[\s{*'\"]"),
-    "go": re.compile(r"(?:package|import)[\s(\"]"),
-    "rust": re.compile(r"(?:pub(?:\([^)]*\))?\s+)?use\s|extern\s+crate\s"),
-    "java": re.compile(r"(?:package|import)\s"),
-}
-_LINE_COMMENTS: dict[str, tuple[str, ...]] = {"python": ("#",)}
-_C_COMMENTS = ("//", "/*", "*")
-_OPEN, _CLOSE = "([{", ")]}"
-
-
-def needs_vector(chunk: Chunk) -> bool:
-    """Whether a chunk gets an embedding. Import-only code (import statements, comments and
-    blank lines, nothing else) does not: what it says, which modules a file uses, BM25 and
-    the import graph already answer exactly, while its vector sits near every other file's
-    imports and only crowds the vector channel. On Django that is 1,402 of 50,275 chunks
-    (2.8 %) of the model's time. BM25 still indexes these chunks. Blank chunks never get here
-    (``chunk_file`` drops them), and identical texts share a key, embedded once."""
-    start = _IMPORT_START.get(chunk.language)
-    if start is None:
-        return True
-    comments = _LINE_COMMENTS.get(chunk.language, _C_COMMENTS)
-    depth, continued, imports = 0, False, 0
-    for raw in chunk.text.splitlines():
-        line = raw.strip()
-        if chunk.language == "python":
-            line = line.split("#", 1)[0].rstrip()
-        statement = depth == 0 and not continued
-        if not line or (statement and line.startswith(comments)):
-            continue
-        if statement:
-            if not start.match(line):
-                return True
-            imports += 1
-        depth = max(0, depth + sum(map(line.count, _OPEN)) - sum(map(line.count, _CLOSE)))
-        continued = line.endswith("\\")
-    return imports == 0
 
 
 def physical_cores() -> int:

@@ -35,7 +35,6 @@ from .embed import (
     embed_with_cache,
     embedding_key,
     embedding_text,
-    needs_vector,
 )
 from .imports import ImportResolver
 from .lexical import LexDoc, LexicalIndex
@@ -274,7 +273,7 @@ class Engine:
         come from BM25 and structure for those); ``ready`` otherwise."""
         if self._indexing:
             return "indexing"
-        if self.config.stages.vectors and len(self.vectors) < self.reader.vector_chunks():
+        if self.config.stages.vectors and len(self.vectors) < self.reader.counts()[1]:
             return "partial"
         return "ready"
 
@@ -405,8 +404,7 @@ class Engine:
                     if cid is not None:
                         keep.append(cid)
                     else:
-                        key = embedding_key(ch, model_id) if model_id and needs_vector(ch) else None
-                        new.append((ch, key))
+                        new.append((ch, embedding_key(ch, model_id) if model_id else None))
                 gone, ids = self.store.replace_file(row, keep, new, enc_err, scan.git.commit, stamp)
                 removed_ids.extend(gone)
                 added.extend(
@@ -490,11 +488,10 @@ class Engine:
         """Vectors for new chunks: the cache first, the model for the misses, saved in steps so
         an interrupted pass keeps what it computed. Also repairs chunks an earlier, interrupted
         pass left without a vector."""
-        todo = [sc for sc in added if sc.emb_key]  # a chunk without a key gets no vector
-        if len(self.vectors) + len(todo) < self.store.vector_chunks():
-            todo = [
-                sc for sc in self.store.all_chunks() if sc.emb_key and sc.id not in self.vectors
-            ]
+        _, total = self.store.counts()
+        todo = added
+        if len(self.vectors) + len(added) < total or len(self.vectors) < total - len(added):
+            todo = [sc for sc in self.store.all_chunks() if sc.id not in self.vectors]
         if not todo:
             return 0, 0, False
         missing = self._add_cached_vectors(todo)
@@ -545,7 +542,6 @@ class Engine:
             files=files,
             chunks=chunks,
             vectors=len(self.vectors),
-            vector_chunks=self.reader.vector_chunks(),
             pending=len(plan.to_read) + len(plan.removed),
             index_bytes=size,
             model=self.reader.get_meta("model"),

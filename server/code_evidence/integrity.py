@@ -28,7 +28,7 @@ class IndexCheck:
     lexical_missing: tuple[int, ...]  # in the store, not in Tantivy
     lexical_duplicates: int  # documents sharing an id
     vector_extra: tuple[int, ...]  # in USearch, not in the store
-    vector_missing: int  # keyed chunks without a vector (allowed: the next pass fills them)
+    vector_missing: int  # chunks without a vector (allowed: the next pass fills them)
     lexical_unreadable: str | None = None  # a damaged segment: reading its documents failed
 
     @property
@@ -58,10 +58,6 @@ def lexical_ids(lexical: LexicalIndex) -> list[int]:
 
 def check_index(store: Store, lexical: LexicalIndex, vectors: VectorIndex | None) -> IndexCheck:
     ids = {sc_id for (sc_id,) in store.db.execute("SELECT id FROM chunks")}
-    # Only chunks with an embedding key are meant to have a vector (embed.needs_vector).
-    keyed = {
-        sc_id for (sc_id,) in store.db.execute("SELECT id FROM chunks WHERE emb_key IS NOT NULL")
-    }
     unreadable = None
     try:
         lex = lexical_ids(lexical)
@@ -77,6 +73,6 @@ def check_index(store: Store, lexical: LexicalIndex, vectors: VectorIndex | None
         lexical_missing=tuple(sorted(ids - lex_set)),
         lexical_duplicates=len(lex) - len(lex_set),
         vector_extra=tuple(sorted(keys - ids)),
-        vector_missing=len(keyed - keys) if vectors is not None else 0,
+        vector_missing=len(ids - keys) if vectors is not None else 0,
         lexical_unreadable=unreadable,
     )

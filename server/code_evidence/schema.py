@@ -144,7 +144,6 @@ class Status:
     model: str | None
     locked_by_other: bool
     state: str = "ready"  # "indexing" | "partial" (vectors still missing) | "ready"
-    vector_chunks: int = 0  # chunks that get a vector (not import-only ones; 0 if vectors off)
 
 
 def to_json_dict(obj: Any) -> Any:

@@ -270,12 +270,6 @@ class Store:
         chunks = self.db.execute("SELECT count(*) FROM chunks").fetchone()[0]
         return files, chunks
 
-    def vector_chunks(self) -> int:
-        """Chunks that should have a vector: those given an embedding key (none when vectors
-        are off; import-only chunks never, see ``embed.needs_vector``)."""
-        sql = "SELECT count(*) FROM chunks WHERE emb_key IS NOT NULL"
-        return int(self.db.execute(sql).fetchone()[0])
-
     def replace_file(
         self,
         row: FileRow,
