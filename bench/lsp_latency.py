@@ -268,9 +268,9 @@ def hover_positions(text: str, limit: int) -> list[tuple[int, int, str]]:
     return out[::step][:limit]
 
 
-async def measure(args: argparse.Namespace, root: Path, edits: dict[str, Any]) -> dict[str, Any]:
-    index_dir = CACHE_ROOT / "lsp" / f"index-{root.name}"
-    shutil.rmtree(index_dir, ignore_errors=True)
+async def start_server(index_dir: Path, server_log: Path) -> tuple[BenchClient, asyncio.Task]:
+    """``code-evidence serve`` over stdio as an editor starts it, its stderr drained into
+    ``server_log``. Returns the client and the draining task (for :func:`stop_server`)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(
         p for p in (str(REPO / "server"), env.get("PYTHONPATH")) if p
@@ -278,23 +278,63 @@ async def measure(args: argparse.Namespace, root: Path, edits: dict[str, Any]) -
     client = make_client()
     cmd = [sys.executable, "-m", "code_evidence.cli", "serve", "--index-dir", str(index_dir)]
     await client.start_io(*cmd, env=env)
-    server_log = CACHE_ROOT / "lsp" / "server-stderr.log"
     drainer = asyncio.create_task(
         drain(client._server.stderr if client._server else None, server_log)
     )
+    return client, drainer
+
+
+async def open_folder(client: BenchClient, root: Path) -> None:
+    """``initialize`` + ``initialized`` with ``root`` as the one workspace folder."""
+    await client.initialize_async(
+        types.InitializeParams(
+            capabilities=types.ClientCapabilities(
+                window=types.WindowClientCapabilities(work_done_progress=True)
+            ),
+            root_uri=root.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
+        )
+    )
+    client.initialized(types.InitializedParams())
+
+
+async def stop_server(client: BenchClient, drainer: asyncio.Task) -> None:
+    try:
+        await asyncio.wait_for(client.shutdown_async(None), 60)
+        client.exit(None)
+    finally:
+        await client.stop()
+        drainer.cancel()
+
+
+def open_document(client: BenchClient, path: Path, text: str) -> None:
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=path.as_uri(), language_id="python", version=1, text=text
+            )
+        )
+    )
+
+
+async def hover(client: BenchClient, path: Path, line: int, col: int) -> types.Hover | None:
+    return await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=path.as_uri()),
+            position=types.Position(line=line, character=col),
+        )
+    )
+
+
+async def measure(args: argparse.Namespace, root: Path, edits: dict[str, Any]) -> dict[str, Any]:
+    index_dir = CACHE_ROOT / "lsp" / f"index-{root.name}"
+    shutil.rmtree(index_dir, ignore_errors=True)
+    server_log = CACHE_ROOT / "lsp" / "server-stderr.log"
+    client, drainer = await start_server(index_dir, server_log)
     out: dict[str, Any] = {"server_log": str(server_log)}
     try:
         t0 = time.perf_counter()
-        await client.initialize_async(
-            types.InitializeParams(
-                capabilities=types.ClientCapabilities(
-                    window=types.WindowClientCapabilities(work_done_progress=True)
-                ),
-                root_uri=root.as_uri(),
-                workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
-            )
-        )
-        client.initialized(types.InitializedParams())
+        await open_folder(client, root)
         first = await wait_status(client, settled, 0, args.timeout)
         out["initial"] = {
             "lexical_ready_s": round(time.perf_counter() - t0, 2),
@@ -322,13 +362,7 @@ async def measure(args: argparse.Namespace, root: Path, edits: dict[str, Any]) -
             )
         open_path = root / open_rel
         open_text = open_path.read_text(encoding="utf-8", errors="replace")
-        client.text_document_did_open(
-            types.DidOpenTextDocumentParams(
-                text_document=types.TextDocumentItem(
-                    uri=open_path.as_uri(), language_id="python", version=1, text=open_text
-                )
-            )
-        )
+        open_document(client, open_path, open_text)
         queries = DJANGO_QUERIES if args.workspace is None else [
             name for _, _, name in hover_positions(open_text, 40)
         ]  # fmt: skip
@@ -352,14 +386,7 @@ async def measure(args: argparse.Namespace, root: Path, edits: dict[str, Any]) -
         # hover on call sites of the open file
         hovers, panels = [], 0
         for line, col, _name in hover_positions(open_text, args.hovers):
-            res, ms = await timed(
-                client.text_document_hover_async(
-                    types.HoverParams(
-                        text_document=types.TextDocumentIdentifier(uri=open_path.as_uri()),
-                        position=types.Position(line=line, character=col),
-                    )
-                )
-            )
+            res, ms = await timed(hover(client, open_path, line, col))
             hovers.append(ms)
             panels += res is not None
         out["hover"] = {**summary(hovers), "panels": panels}
@@ -424,12 +451,7 @@ async def measure(args: argparse.Namespace, root: Path, edits: dict[str, Any]) -
             )
         out["branch_switch"] = switches
     finally:
-        try:
-            await asyncio.wait_for(client.shutdown_async(None), 60)
-            client.exit(None)
-        finally:
-            await client.stop()
-            drainer.cancel()
+        await stop_server(client, drainer)
     return out
 
 

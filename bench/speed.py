@@ -12,7 +12,16 @@ made a git repository) it measures:
   workspace), answered from the index as it is (``refresh=False``: an editor's server updates
   on file events, not per query);
 - **exact identifiers vs ripgrep**: the same identifier queries with ``rg -w -F``;
+- **find with the cross-encoder**: p50/p95 over the docstring sentences it scores (those that
+  ``reads_as_description``), fresh answer and score caches;
 - **index size** on disk;
+- **branch switch**: in a copy of the workspace, a branch made with ``git`` that edits a function
+  body in 5 % of the .py files, adds 3 modules and deletes 3; ``git checkout`` there and back,
+  each until one index pass (BM25, structure and vectors) finishes, with the chunks the model
+  embedded against the chunks whose content is new;
+- **language server**: the real server (``code-evidence serve`` over stdio) on the indexed
+  workspace: its RSS once idle (``/proc/<pid>/status``), hover latency over the protocol on
+  call sites of a few large files, and its RSS after those hovers;
 - **embedding throughput** on a sample of real chunks: the pipeline (``embed_with_cache`` into
   a cold temporary cache) against the bare ONNX session on the same token batches in the same
   process (the floor), plus the previous pipeline (``legacy_embed`` below, the code before
@@ -27,7 +36,10 @@ Results: a table on stdout and ``bench/results/speed-<UTC time>.json``.
 from __future__ import annotations
 
 import argparse
+import ast
+import asyncio
 import dataclasses
+import hashlib
 import json
 import os
 import random
@@ -39,6 +51,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -49,7 +62,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "server"))
 sys.path.insert(0, str(REPO / "bench"))
 
-from code_evidence.config import load_config  # noqa: E402
+from code_evidence.config import Config, load_config  # noqa: E402
+from code_evidence.crossencoder import reads_as_description  # noqa: E402
 from code_evidence.embed import (  # noqa: E402
     Embedder,
     EmbeddingCache,
@@ -60,14 +74,39 @@ from code_evidence.embed import (  # noqa: E402
     embedding_text,
 )
 from code_evidence.engine import Engine  # noqa: E402
+from code_evidence.query import analyze  # noqa: E402
 from code_evidence.schema import FindRequest  # noqa: E402
 from code_evidence.store import StoredChunk  # noqa: E402
-from lsp_latency import CACHE_ROOT, DJANGO, django_tree, git, summary  # noqa: E402
+from lsp_latency import (  # noqa: E402
+    CACHE_ROOT,
+    DJANGO,
+    django_tree,
+    git,
+    hover,
+    hover_positions,
+    open_document,
+    open_folder,
+    start_server,
+    stop_server,
+    summary,
+    timed,
+)
+from lsp_support import settled, wait_status  # noqa: E402
 from report import result_path  # noqa: E402
 
 RESULTS = REPO / "bench" / "results"
 SPEED_ROOT = CACHE_ROOT / "speed"
 SAVE_FILE = "django/db/models/query.py"
+SWITCH_BRANCH = "bench-switch-5pct"
+SWITCH_SHARE = 0.05
+# Hover positions are call sites spread over these files (large, much-used modules).
+HOVER_FILES = (
+    "django/db/models/query.py",
+    "django/db/models/sql/query.py",
+    "django/forms/models.py",
+    "django/contrib/admin/options.py",
+)
+SERVER_WAIT_S = 600.0
 
 
 # -- workspace ------------------------------------------------------------------------------
@@ -123,29 +162,42 @@ def child_index(workspace: str, index_dir: str) -> None:
     )
 
 
-def run_child(workspace: Path, index_dir: Path) -> dict[str, Any]:
+def child_json(flag: str, workspace: Path, index_dir: Path, cache_dir: str | None = None) -> Any:
+    """Run this file as ``--child-<flag>`` in a fresh interpreter (its own peak RSS, imports
+    and model loads) and return the JSON it prints last. ``cache_dir``: an embedding cache of
+    its own (cold) instead of the user's."""
     env = dict(os.environ, PYTHONPATH=str(REPO / "server"))
-    t0 = time.perf_counter()
+    if cache_dir is not None:
+        env["CODE_EVIDENCE_CACHE_DIR"] = cache_dir
     proc = subprocess.run(
-        [sys.executable, __file__, "--child-index", str(workspace), str(index_dir)],
+        [sys.executable, __file__, f"--child-{flag}", str(workspace), str(index_dir)],
         capture_output=True,
         text=True,
         env=env,
         check=False,
     )
-    wall = time.perf_counter() - t0
     if proc.returncode != 0:
-        raise RuntimeError(f"index child failed:\n{proc.stderr[-4000:]}")
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
-    out["process_wall_s"] = wall  # interpreter start and imports included
+        raise RuntimeError(f"{flag} child failed:\n{proc.stderr[-4000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def run_child(workspace: Path, index_dir: Path) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    out = child_json("index", workspace, index_dir)
+    out["process_wall_s"] = time.perf_counter() - t0  # interpreter start and imports included
     return out
+
+
+def vectors_on(workspace: Path) -> Config:
+    """The workspace's configuration (vectors off for the speed workspace) with vectors on."""
+    config = load_config(workspace)
+    return dataclasses.replace(config, stages=dataclasses.replace(config.stages, vectors=True))
 
 
 def child_vectors(workspace: str, index_dir: str) -> None:
     """A cold index with vectors on, stopped once every source-code chunk (embed_priority 0,
     embedded first) has its vector. Run with a fresh CODE_EVIDENCE_CACHE_DIR (no warm cache)."""
-    config = load_config(Path(workspace))
-    config = dataclasses.replace(config, stages=dataclasses.replace(config.stages, vectors=True))
+    config = vectors_on(Path(workspace))
     cancel = threading.Event()
     marks: dict[str, float] = {}
     t_start = time.perf_counter()
@@ -184,17 +236,164 @@ def run_source_vectors(workspace: Path) -> dict[str, Any]:
     index_dir = SPEED_ROOT / "index-vectors"
     shutil.rmtree(index_dir, ignore_errors=True)
     with tempfile.TemporaryDirectory() as cache_dir:
-        env = dict(os.environ, PYTHONPATH=str(REPO / "server"), CODE_EVIDENCE_CACHE_DIR=cache_dir)
-        proc = subprocess.run(
-            [sys.executable, __file__, "--child-vectors", str(workspace), str(index_dir)],
-            capture_output=True,
-            text=True,
-            env=env,
-            check=False,
+        return child_json("vectors", workspace, index_dir, cache_dir)
+
+
+# -- branch switch --------------------------------------------------------------------------
+
+
+class PlaceholderEmbedder(Embedder):
+    """Pseudo-random unit vectors (seeded by the text) under the real model's id, without
+    running the model. The branch-switch row needs a base index where every chunk has a
+    vector, not good vectors; the real model would take ~23 minutes for all of Django on
+    2 cores. Every vector the switch itself computes comes from the real model."""
+
+    def embed(self, texts: Sequence[str], batch_size: int | None = None) -> np.ndarray:
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8)
+            out[i] = np.random.default_rng(int.from_bytes(digest.digest())).standard_normal(
+                self.dim
+            )
+        return _normalise(out)
+
+
+class CountingEmbedder(Embedder):
+    """The real model, counting the texts it embeds and the seconds it spends on them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts = 0
+        self.seconds = 0.0
+
+    def embed(self, texts: Sequence[str], batch_size: int | None = None) -> np.ndarray:
+        t0 = time.perf_counter()
+        try:
+            return super().embed(texts, batch_size)
+        finally:
+            self.texts += len(texts)
+            self.seconds += time.perf_counter() - t0
+
+
+def append_statement(path: Path, rng: random.Random, n: int) -> bool:
+    """Append a statement to the body of one function of ``path`` (picked by ``rng``),
+    indented like the body's last statement: the function's chunk changes, the rest of the
+    file only moves. False when no function has a body on lines of its own."""
+    text = path.read_text(encoding="utf-8")
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:  # template files of startproject are .py but not Python
+        return False
+    lasts = [
+        node.body[-1]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body[-1].lineno > node.lineno
+    ]
+    if not lasts:
+        return False
+    last = rng.choice(lasts)
+    lines = text.splitlines(keepends=True)
+    end = last.end_lineno or last.lineno
+    lines[end - 1] = lines[end - 1].rstrip("\r\n") + "\n"
+    lines.insert(end, f"{' ' * last.col_offset}bench_switch_edit = {n}\n")
+    path.write_text("".join(lines), encoding="utf-8")
+    return True
+
+
+def make_switch_branch(root: Path) -> dict[str, int]:
+    """The ``bench-switch-5pct`` branch of the git repository at ``root``, made with git: a
+    function body edited in ``SWITCH_SHARE`` of the tracked .py files (picked at random,
+    tests included), 3 modules added and 3 deleted. Leaves ``main`` checked out."""
+    rng = random.Random(5)
+    files = git(root, "ls-files", "*.py").splitlines()
+    rng.shuffle(files)
+    want = round(len(files) * SWITCH_SHARE)
+    git(root, "checkout", "-q", "-b", SWITCH_BRANCH)
+    rest = iter(files)
+    modified = 0
+    for rel in rest:
+        if modified == want:
+            break
+        modified += append_statement(root / rel, rng, modified)
+    deleted = [next(rest) for _ in range(3)]
+    for rel in deleted:
+        (root / rel).unlink()
+    for i in range(3):
+        (root / "django" / f"bench_switch_added_{i}.py").write_text(
+            f'def bench_switch_feature_{i}(request):\n    """Only the branch has it."""\n'
+            "    return request\n",
+            encoding="utf-8",
         )
-    if proc.returncode != 0:
-        raise RuntimeError(f"vectors child failed:\n{proc.stderr[-4000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", f"edit {modified} of {len(files)} .py files")
+    git(root, "checkout", "-q", "main")
+    return {"py_files": len(files), "modified": modified, "added": 3, "deleted": len(deleted)}
+
+
+def vector_keys(engine: Engine) -> set[str]:
+    return {sc.emb_key for sc in engine.reader.all_chunks() if sc.emb_key}
+
+
+def timed_switch(engine: Engine, model: CountingEmbedder, branch: str) -> dict[str, Any]:
+    """``git checkout`` then one index pass, timed from the checkout until the pass is done
+    (BM25, structure and vectors at the new HEAD). ``changed_keys``: embedding keys (chunk
+    contents) the index holds after the switch and did not before; a content-addressed
+    cache should make the model embed exactly those the cache has never seen."""
+    before = vector_keys(engine)
+    texts, seconds = model.texts, model.seconds
+    t0 = time.perf_counter()
+    git(engine.workspace, "checkout", "-q", branch)
+    checkout_s = time.perf_counter() - t0
+    report = engine.index()
+    consistent_s = time.perf_counter() - t0
+    status = engine.status()
+    return {
+        "to": branch,
+        "checkout_s": round(checkout_s, 2),
+        "consistent_s": round(consistent_s, 2),
+        "model_s": round(model.seconds - seconds, 2),
+        "files_changed": report.files_changed,
+        "files_removed": report.files_removed,
+        "chunks_added": report.chunks_added,
+        "chunks_removed": report.chunks_removed,
+        "changed_keys": len(vector_keys(engine) - before),
+        "embedded": report.embedded,
+        "model_texts": model.texts - texts,
+        "vectors_from_cache": report.vectors_from_cache,
+        "pending": status.pending,
+        "state": status.state,
+        "at_head": status.indexed_commit == status.commit,
+    }
+
+
+def child_switch(workspace: str, index_dir: str) -> None:
+    """Runs in a fresh interpreter with a cold embedding cache of its own: the base index at
+    ``main`` (placeholder vectors), then the switch to the branch and back with the real
+    model, loaded beforehand as in a running server."""
+    root = Path(workspace)
+    config = vectors_on(root)
+    t0 = time.perf_counter()
+    with Engine(root, index_dir, config=config, embedder=PlaceholderEmbedder()) as engine:
+        base = engine.index()
+    base_s = time.perf_counter() - t0
+    model = CountingEmbedder()
+    model.embed(["warm up the model session"])
+    with Engine(root, index_dir, config=config, embedder=model) as engine:
+        switches = [timed_switch(engine, model, b) for b in (SWITCH_BRANCH, "main")]
+    base_info = {"chunks": base.chunks_total, "vectors": base.embedded, "s": round(base_s, 1)}
+    print(json.dumps({"base": base_info, "switches": switches}))
+
+
+def run_switch(root: Path) -> dict[str, Any]:
+    """The branch-switch row, in a copy of the workspace (the cached one is never edited)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = Path(tmp) / root.name
+        shutil.copytree(root, ws, symlinks=True)
+        edits = make_switch_branch(ws)
+        (Path(tmp) / "cache").mkdir()
+        out = child_json("switch", ws, Path(tmp) / "index", str(Path(tmp) / "cache"))
+    return {"edits": edits, **out}
 
 
 # -- queries --------------------------------------------------------------------------------
@@ -239,6 +438,21 @@ def time_find(engine: Engine, queries: list[str]) -> tuple[list[float], int]:
     return lat, empty
 
 
+def time_cross_encoder(engine: Engine, sentences: list[str]) -> dict[str, Any]:
+    """Find latency where the cross-encoder runs: the sentences it scores (descriptions
+    without names), interactive depth, fresh answer and score caches."""
+    described = [q for q in sentences if reads_as_description(analyze(q))]
+    engine.forget_answers()
+    engine.find(FindRequest(query="what the warm up loads"), refresh=False)  # model session
+    lat, pairs = [], []
+    for q in described:
+        t0 = time.perf_counter()
+        res = engine.find(FindRequest(query=q), refresh=False)
+        lat.append((time.perf_counter() - t0) * 1000)
+        pairs.append(res.trace["rerank"].candidates)
+    return {**summary(lat), "pairs_p50": float(np.median(pairs)) if pairs else 0.0}
+
+
 def time_rg(root: Path, idents: list[str]) -> list[float] | None:
     rg = shutil.which("rg")
     if rg is None:
@@ -272,6 +486,73 @@ def save_to_queryable(engine: Engine, root: Path, rounds: int) -> list[float]:
             out.append((time.perf_counter() - t0) * 1000)
     finally:
         target.write_text(original, encoding="utf-8")
+    return out
+
+
+# -- the language server ---------------------------------------------------------------------
+
+
+def proc_memory(pid: int) -> dict[str, float]:
+    """VmRSS (now) and VmHWM (peak) of a process, in MB."""
+    fields = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            fields[key] = int(value.split()[0]) / 1024
+    return {"rss_mb": round(fields["VmRSS"], 1), "hwm_mb": round(fields["VmHWM"], 1)}
+
+
+def cpu_ticks(pid: int) -> int:
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    utime, stime = stat.rsplit(")", 1)[1].split()[11:13]
+    return int(utime) + int(stime)
+
+
+async def wait_idle(pid: int, quiet_s: float = 2.0) -> float:
+    """Wait until the process has used no CPU for ``quiet_s`` (background work such as the
+    cross-encoder preload is over); returns the seconds waited."""
+    t0 = time.perf_counter()
+    ticks, since = cpu_ticks(pid), time.perf_counter()
+    while time.perf_counter() - since < quiet_s:
+        await asyncio.sleep(0.25)
+        now = cpu_ticks(pid)
+        if now != ticks:
+            ticks, since = now, time.perf_counter()
+        if time.perf_counter() - t0 > SERVER_WAIT_S:
+            raise TimeoutError(f"server {pid} never went idle")
+    return time.perf_counter() - t0
+
+
+async def server_rows(root: Path, index_dir: Path, hovers: int) -> dict[str, Any]:
+    """The real server on the indexed workspace: its memory once idle, hover latency over
+    the protocol (each hover a definitions/callers lookup plus a ``quick`` find, as in an
+    editor), and its memory after them."""
+    client, drainer = await start_server(index_dir, SPEED_ROOT / "server-stderr.log")
+    out: dict[str, Any] = {}
+    try:
+        await open_folder(client, root)
+        await wait_status(client, settled, 0, SERVER_WAIT_S)
+        pid = client._server.pid if client._server else 0
+        out["idle_after_s"] = round(await wait_idle(pid), 1)
+        out["idle"] = proc_memory(pid)
+        positions = []
+        per_file = -(-(hovers + 1) // len(HOVER_FILES))  # + 1: the warm-up
+        for rel in HOVER_FILES:
+            text = (root / rel).read_text(encoding="utf-8")
+            open_document(client, root / rel, text)
+            positions += [
+                (root / rel, line, col) for line, col, _ in hover_positions(text, per_file)
+            ]
+        await hover(client, *positions[0])  # warm-up, not timed
+        lat, panels = [], 0
+        for path, line, col in positions[1:]:
+            res, ms = await timed(hover(client, path, line, col))
+            lat.append(ms)
+            panels += res is not None
+        out["hover"] = {**summary(lat), "panels": panels}
+        out["after_hovers"] = proc_memory(pid)
+    finally:
+        await stop_server(client, drainer)
     return out
 
 
@@ -399,6 +680,35 @@ def embed_bench(chunks: list[StoredChunk], sample: int, repeats: int) -> dict[st
 # -- report ---------------------------------------------------------------------------------
 
 
+def switch_rows(sw: dict[str, Any]) -> list[tuple[str, str, str]]:
+    e = sw["edits"]
+    rows = [
+        (
+            f"branch switch: {e['modified']} of {e['py_files']} .py files edited "
+            f"(+{e['added']} -{e['deleted']})",
+            "",
+            "",
+        )
+    ]
+    for s in sw["switches"]:
+        ratio = s["embedded"] / s["changed_keys"] if s["changed_keys"] else float("nan")
+        rows += [
+            (
+                f"  to {s['to']}: checkout -> consistent",
+                f"{s['consistent_s']:.1f} s (model {s['model_s']:.1f} s), {s['state']}, "
+                f"pending {s['pending']}",
+                "<= 5 s",
+            ),
+            (
+                "    chunks embedded / content new",
+                f"{s['embedded']} / {s['changed_keys']} = {ratio:.2f} "
+                f"({s['vectors_from_cache']} from cache)",
+                "= 1" if s["to"] == SWITCH_BRANCH else "0: all in the cache",
+            ),
+        ]
+    return rows
+
+
 def table(r: dict[str, Any]) -> str:
     cold, warm = r["cold_index"], r["warm_restart"]
     rows = [
@@ -428,6 +738,33 @@ def table(r: dict[str, Any]) -> str:
         rows.append(
             (f"{label} (n={s['n']})", f"{s['p50_ms']:.0f} / {s['p95_ms']:.0f} ms", "p95 <= 150 ms")
         )
+    ce = r["find_cross_encoder"]
+    rows.append(
+        (
+            f"find with cross-encoder (n={ce['n']} descriptions, {ce['pairs_p50']:.0f} pairs)",
+            f"{ce['p50_ms']:.0f} / {ce['p95_ms']:.0f} ms",
+            "p95 <= 300 ms",
+        )
+    )
+    hv, srv = r["server"]["hover"], r["server"]
+    rows += [
+        (
+            f"hover, LSP round trip (n={hv['n']})",
+            f"{hv['p50_ms']:.0f} / {hv['p95_ms']:.0f} ms",
+            "p95 <= 50 ms",
+        ),
+        (
+            "idle server RSS (VmRSS / VmHWM)",
+            f"{srv['idle']['rss_mb']:.0f} / {srv['idle']['hwm_mb']:.0f} MB",
+            "<= 1 GB",
+        ),
+        (
+            f"  after {hv['n']} hovers",
+            f"{srv['after_hovers']['rss_mb']:.0f} / {srv['after_hovers']['hwm_mb']:.0f} MB",
+            "",
+        ),
+    ]
+    rows += switch_rows(r["branch_switch"])
     if r.get("rg"):
         rg = r["rg"]
         rows.append(
@@ -475,10 +812,14 @@ def main() -> int:
     if len(sys.argv) == 4 and sys.argv[1] == "--child-vectors":
         child_vectors(sys.argv[2], sys.argv[3])
         return 0
+    if len(sys.argv) == 4 and sys.argv[1] == "--child-switch":
+        child_switch(sys.argv[2], sys.argv[3])
+        return 0
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--queries", type=int, default=120, help="find queries (>= 100 for p95)")
     p.add_argument("--sample", type=int, default=500, help="chunks for the embedding benchmark")
     p.add_argument("--saves", type=int, default=3)
+    p.add_argument("--hovers", type=int, default=120, help="hover positions (>= 100 for p95)")
     p.add_argument("--repeats", type=int, default=2, help="embedding timings: best of N")
     p.add_argument(
         "--source-vectors",
@@ -514,8 +855,14 @@ def main() -> int:
             result["find_vs_rg_p50"] = round(
                 result["find_identifiers"]["p50_ms"] / result["rg"]["p50_ms"], 2
             )
+        print("find with the cross-encoder ...", file=sys.stderr)
+        result["find_cross_encoder"] = time_cross_encoder(engine, docs)
         print("save -> queryable ...", file=sys.stderr)
         result["save_to_queryable"] = summary(save_to_queryable(engine, root, args.saves))
+    print(f"language server: idle memory, {args.hovers} hovers ...", file=sys.stderr)
+    result["server"] = asyncio.run(server_rows(root, index_dir, args.hovers))
+    print("branch switch (vectors on) ...", file=sys.stderr)
+    result["branch_switch"] = run_switch(root)
     print(f"embedding {args.sample} chunks ...", file=sys.stderr)
     result["embedding"] = embed_bench(chunks, args.sample, args.repeats)
     if args.source_vectors:
