@@ -111,6 +111,37 @@ def test_incremental_update_reads_only_changed_files(project: Path, tmp_path: Pa
         )
 
 
+def test_kept_chunks_move_with_lines_added_above_them(project: Path, tmp_path: Path) -> None:
+    """An unchanged function keeps its id and vector, but cites the lines it is on now."""
+    path = project / "src/shop/storage.py"
+    with Engine(project, tmp_path / "idx") as eng:
+        eng.index()
+        before = {e.symbol: (e.start, e.end) for e in eng.outline("src/shop/storage.py")}
+        path.write_text("# one\n# two\n# three\n" + path.read_text(), encoding="utf-8")
+        report = eng.index()
+        assert report.chunks_added == report.embedded == 1  # only the head, with the comments
+        after = {e.symbol: (e.start, e.end) for e in eng.outline("src/shop/storage.py")}
+        moved = {s: span for s, span in before.items() if span[0] > 1}
+        assert moved and all(after[s] == (a + 3, b + 3) for s, (a, b) in moved.items())
+        lines = path.read_text(encoding="utf-8").splitlines()
+        hit = eng.find(FindRequest("save_json"), refresh=False).results[0]
+        assert hit.path == "src/shop/storage.py"
+        assert "def save_json" in "\n".join(lines[hit.start - 1 : hit.end])
+
+
+def test_switching_vectors_on_fills_an_index_built_without_them(
+    project: Path, tmp_path: Path
+) -> None:
+    off = Config()
+    off.stages.vectors = False
+    with Engine(project, tmp_path / "idx", config=off) as eng:
+        assert eng.index().embedded == 0
+    with Engine(project, tmp_path / "idx", config=Config()) as eng:
+        eng.index()
+        status = eng.status()
+        assert status.vectors == status.chunks and status.state == "ready"
+
+
 def test_branch_switch_and_copy_reuse_embeddings(project: Path, tmp_path: Path) -> None:
     with Engine(project, tmp_path / "idx") as eng:
         eng.index()

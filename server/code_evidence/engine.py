@@ -232,6 +232,19 @@ class Engine:
         self._add_cached_vectors(list(self.store.all_chunks()))
         self.vectors.save()
 
+    def _keyed(self, chunks: list[StoredChunk]) -> list[StoredChunk]:
+        """Chunks stored while vectors were switched off have no embedding key; they get one
+        now, or switching vectors on would leave the index partial for good."""
+        model_id = self.embedder.model_id
+        fresh = [(sc.id, embedding_key(sc.chunk, model_id)) for sc in chunks if not sc.emb_key]
+        if not fresh:
+            return chunks
+        self.store.set_emb_keys(fresh)
+        keys = dict(fresh)
+        return [
+            dataclasses.replace(sc, emb_key=keys[sc.id]) if sc.id in keys else sc for sc in chunks
+        ]
+
     def _add_cached_vectors(self, chunks: list[StoredChunk]) -> list[StoredChunk]:
         """Add what the cache has; return the chunks it did not have."""
         keyed = [sc for sc in chunks if sc.emb_key]
@@ -400,12 +413,13 @@ class Engine:
             for path in removed:
                 removed_ids.extend(self.store.remove_file(path))
             for _entry, row, chunks, enc_err in updates:
-                existing = {sc.chunk.hash: sc.id for sc in self.store.chunks_of(row.path)}
-                keep, new = [], []
+                existing = {sc.chunk.hash: sc for sc in self.store.chunks_of(row.path)}
+                keep: list[tuple[int, int, int]] = []
+                new = []
                 for ch in chunks:
-                    cid = existing.pop(ch.hash, None)
-                    if cid is not None:
-                        keep.append(cid)
+                    old_sc = existing.pop(ch.hash, None)
+                    if old_sc is not None:  # same text; lines above it may have come or gone
+                        keep.append((old_sc.id, ch.start, ch.end))
                     else:
                         new.append((ch, embedding_key(ch, model_id) if model_id else None))
                 gone, ids = self.store.replace_file(row, keep, new, enc_err, scan.git.commit, stamp)
@@ -497,6 +511,7 @@ class Engine:
             todo = [sc for sc in self.store.all_chunks() if sc.id not in self.vectors]
         if not todo:
             return 0, 0, False
+        todo = self._keyed(todo)
         missing = self._add_cached_vectors(todo)
         # Source code first (embed_priority), so answers about the code improve first while BM25
         # covers the rest; by length inside a class, so batches pad little. Chunks with the same

@@ -273,19 +273,24 @@ class Store:
     def replace_file(
         self,
         row: FileRow,
-        keep_ids: Sequence[int],
+        keep: Sequence[tuple[int, int, int]],
         new_chunks: Sequence[tuple[Chunk, str | None]],
         encoding_errors: bool = False,
         commit: str | None = None,
         indexed_at: str | None = None,
     ) -> tuple[list[int], list[int]]:
-        """Within the caller's transaction: upsert a file, keep the chunk rows in ``keep_ids``,
-        delete its other chunks, insert ``new_chunks`` stamped with the commit they were indexed
-        at. Returns (removed ids, added ids)."""
+        """Within the caller's transaction: upsert a file, keep the chunk rows in ``keep``
+        (id, start, end: an unchanged chunk moves when lines above it change, and its vector
+        and BM25 document stay valid), delete its other chunks, insert ``new_chunks`` stamped
+        with the commit they were indexed at. Returns (removed ids, added ids)."""
         old = [r[0] for r in self.db.execute("SELECT id FROM chunks WHERE path=?", (row.path,))]
-        keep = set(keep_ids)
-        removed = [cid for cid in old if cid not in keep]
+        kept = {cid for cid, _, _ in keep}
+        removed = [cid for cid in old if cid not in kept]
         self._delete_chunk_ids(removed)
+        self.db.executemany(
+            "UPDATE chunks SET start=?, end=? WHERE id=? AND (start!=? OR end!=?)",
+            [(start, end, cid, start, end) for cid, start, end in keep],
+        )
         self.db.execute(
             "INSERT INTO files(path, size, mtime_ns, content_hash, language, imports, "
             "encoding_errors) VALUES(?,?,?,?,?,?,?) ON CONFLICT(path) DO UPDATE SET "
@@ -335,6 +340,10 @@ class Store:
                     [(cid, name) for name in chunk.calls],
                 )
         return removed, added
+
+    def set_emb_keys(self, keys: Sequence[tuple[int, str]]) -> None:
+        with self.transaction():
+            self.db.executemany("UPDATE chunks SET emb_key=? WHERE id=?", [(k, i) for i, k in keys])
 
     def touch_file(self, path: str, size: int, mtime_ns: int) -> None:
         """Content unchanged, only the stat changed (a checkout rewrote the same bytes)."""
