@@ -231,6 +231,7 @@ def test_config_rejects_an_unknown_reranker(tmp_path: Path) -> None:
         ("Fix default handling to defer UNSET normalization", False),
         ("don't close the buffer of a named wrapper", False),
         ("Hide UNSET values in Context.invoke", False),  # names code: exact matching's job
+        ("_paired", False),  # a private name is a name, not a description
         (
             'Traceback (most recent call last):\n  File "app.py", line 3, in <module>\n'
             "    main()\nKeyError: 'user'",

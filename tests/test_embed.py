@@ -16,6 +16,7 @@ from code_evidence.embed import (
     TOKENIZER_PATH,
     Embedder,
     EmbeddingCache,
+    _batches,
     default_model_path,
     embed_with_cache,
     embedding_key,
@@ -87,6 +88,16 @@ def test_batch_equals_one_by_one(embedder: Embedder) -> None:
     # Output rows follow input order, not the internal length order.
     swapped = embedder.embed(texts[::-1], batch_size=3)
     assert np.abs(swapped[::-1] - batched).max() < 1e-4
+
+
+def test_batches_stay_within_the_token_budget() -> None:
+    lengths = np.array([3, 256, 40, 40, 200, 7, 64, 64, 64, 64, 64, 64])
+    order = np.argsort(lengths, kind="stable")
+    batches = list(_batches(order, lengths, batch_size=16, max_tokens=256))
+    assert np.array_equal(np.concatenate(batches), order)  # every text once, in length order
+    for idx in batches:
+        assert len(idx) == 1 or len(idx) * lengths[idx].max() <= 256
+    assert [len(b) for b in batches] == [4, 4, 2, 1, 1]  # wide for short texts, narrow for long
 
 
 def test_truncation_overrides_tokenizer_file() -> None:

@@ -133,9 +133,13 @@ def test_limits_give_clear_errors(secret_ws: Path, tmp_path: Path) -> None:
         with pytest.raises(EngineError, match="--budget must be between"):
             eng.find(FindRequest("upload", budget_tokens=MAX_BUDGET_TOKENS + 1))
         with pytest.raises(EngineError, match="--budget must be between"):
-            eng.find(FindRequest("upload", budget_tokens=0))
+            eng.find(FindRequest("upload", budget_tokens=-1))
         ok = eng.find(FindRequest("upload", limit=MAX_LIMIT, budget_tokens=MAX_BUDGET_TOKENS))
         assert ok.results and ok.context.budget == MAX_BUDGET_TOKENS
+        # Budget 0 is "results only" (hover, lenses): the same ranking, no pack.
+        bare = eng.find(FindRequest("upload", limit=MAX_LIMIT, budget_tokens=0))
+        assert [(r.path, r.start) for r in bare.results] == [(r.path, r.start) for r in ok.results]
+        assert bare.context.text == "" and bare.context.tokens == bare.context.budget == 0
 
 
 def test_long_query_is_truncated_with_a_note(secret_ws: Path, tmp_path: Path) -> None:

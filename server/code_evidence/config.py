@@ -51,6 +51,9 @@ class StagesConfig:
 class RankingConfig:
     rrf_k: int = 60
     recall_k: int = 100  # candidates per channel
+    # Open-file neighbours kept, closest to the question first (0: all of them). A module
+    # imported everywhere has thousands of neighbour chunks; scoring all cost hover its budget.
+    structural_k: int = 100
     test_penalty: float = 0.5  # multiplier on test chunks unless the query is about tests
     per_file_results: int = 3  # at most this many chunks of one file in the ranked list
     rerank_budget_ms: int = 300  # interactive requests: rerank stops (order kept) past this

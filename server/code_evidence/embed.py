@@ -46,6 +46,9 @@ _CACHE_BLOCK = 256
 # Texts per model call. Length-sorted batches of 8-16 ran fastest on 2 cores (bench/speed.py on
 # Django: 32 pads more and 64 was twice as slow); the output does not depend on it.
 DEFAULT_BATCH = 16
+# Padded tokens per batch: 4 texts of 256 tokens, 16 of 64. The activations of 16 x 256 and
+# the memory onnxruntime keeps for them made embedding peak near 3 GB on a large repository.
+MAX_BATCH_TOKENS = 1024
 
 
 def default_model_path() -> Path:
@@ -85,6 +88,7 @@ class Embedder:
         max_tokens: int = 256,
         threads: int | None = None,
         batch_size: int = DEFAULT_BATCH,
+        max_batch_tokens: int = MAX_BATCH_TOKENS,
     ) -> None:
         self.model_path = Path(model_path) if model_path is not None else default_model_path()
         self.tokenizer_path = Path(tokenizer_path) if tokenizer_path is not None else TOKENIZER_PATH
@@ -96,6 +100,7 @@ class Embedder:
         self.max_tokens = max_tokens
         self.threads = threads or physical_cores()
         self.batch_size = max(1, batch_size)
+        self.max_batch_tokens = max(max_tokens, max_batch_tokens)
         self.dim = DIM
         # A model file given explicitly is hashed on first use of model_id.
         self._model_id: str | None = None if model_path is not None else MODEL_ID
@@ -153,8 +158,7 @@ class Embedder:
         order = np.argsort(lengths, kind="stable")
         session = self._get_session()
         batch_size = max(1, batch_size or self.batch_size)
-        for start in range(0, len(order), batch_size):
-            idx = order[start : start + batch_size]
+        for idx in _batches(order, lengths, batch_size, self.max_batch_tokens):
             batch_lengths = lengths[idx]
             width = int(batch_lengths.max())
             mask = np.arange(width)[None, :] < batch_lengths[:, None]
@@ -184,6 +188,23 @@ class Embedder:
         pieces = list(_split_at_newlines(text, _COUNT_PIECE_CHARS))
         encodings = self._count_tok.encode_batch(pieces, add_special_tokens=False)
         return sum(len(e.ids) for e in encodings)
+
+
+def _batches(
+    order: np.ndarray, lengths: np.ndarray, batch_size: int, max_tokens: int
+) -> Iterator[np.ndarray]:
+    """Consecutive runs of ``order`` (sorted by length) of at most ``batch_size`` texts whose
+    padded size (count x longest) stays within ``max_tokens``: short texts batch wide, long
+    ones narrow, so the activations, and the memory onnxruntime keeps for them, stay bounded."""
+    start = 0
+    while start < len(order):
+        end = start + 1
+        while end < len(order) and end - start < batch_size:
+            if (end - start + 1) * int(lengths[order[end]]) > max_tokens:
+                break
+            end += 1
+        yield order[start:end]
+        start = end
 
 
 def _split_at_newlines(text: str, size: int) -> Iterator[str]:

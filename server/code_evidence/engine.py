@@ -48,6 +48,7 @@ from .scan import (
 )
 from .schema import (
     Chunk,
+    ContextPack,
     Evidence,
     FindRequest,
     FindResult,
@@ -614,9 +615,9 @@ class Engine:
             raise EngineError("--limit must be at least 1")
         if req.limit > MAX_LIMIT:
             raise EngineError(f"--limit must be at most {MAX_LIMIT} (got {req.limit})")
-        if req.budget_tokens is not None and not 1 <= req.budget_tokens <= MAX_BUDGET_TOKENS:
+        if req.budget_tokens is not None and not 0 <= req.budget_tokens <= MAX_BUDGET_TOKENS:
             raise EngineError(
-                f"--budget must be between 1 and {MAX_BUDGET_TOKENS} tokens "
+                f"--budget must be between 0 (no context pack) and {MAX_BUDGET_TOKENS} tokens "
                 f"(got {req.budget_tokens})"
             )
         limit_notes: list[str] = []
@@ -843,13 +844,18 @@ class Engine:
                 chunk=dataclasses.replace(c.stored.chunk, text=mask_secrets(c.stored.chunk.text)),
             )
         budget = req.budget_tokens if req.budget_tokens is not None else cfg.context.budget_tokens
-        context = assemble.assemble_context(
-            ranked,
-            budget,
-            self.embedder.count_tokens,
-            cfg.context.per_file_blocks,
-            verdict,
-            parent_of=_masked(self._parent_scope),
+        # Budget 0: results only. Hover and lenses show locations and never read the pack.
+        context = (
+            assemble.assemble_context(
+                ranked,
+                budget,
+                self.embedder.count_tokens,
+                cfg.context.per_file_blocks,
+                verdict,
+                parent_of=_masked(self._parent_scope),
+            )
+            if budget > 0
+            else ContextPack("", 0, 0)
         )
         results = [_evidence(c) for c in ranked[: req.limit]]
         trace["assemble"] = StageTrace(len(results), _ms(t0))

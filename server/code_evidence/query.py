@@ -68,14 +68,15 @@ class QueryAnalysis:
 
 
 def _looks_like_identifier(word: str) -> bool:
-    """Code-shaped: snake_case, camelCase, PascalCase with inner capitals, dotted, or a call."""
+    """Code-shaped: snake_case, camelCase, PascalCase with inner capitals, dotted, a leading
+    underscore, or a call."""
     core = word.removesuffix("()")
     if word.endswith("()") or "." in core:
         return True
     if "_" in core.strip("_"):
         return True
-    if core.startswith("__") and core.endswith("__"):
-        return True
+    if core.startswith("_") and any(ch.isalpha() for ch in core):
+        return True  # a private name (`_paired`, `__init__`): prose never starts a word so
     # inner capital after a lower-case letter: camelCase / PascalCase compound
     return bool(re.search(r"[a-z][A-Z]", core)) or bool(re.fullmatch(r"[A-Z]{2,}[a-z]+\w*", core))
 

@@ -92,9 +92,11 @@ def recall(
     if cfg.stages.structural and editor.open_file:
         t0 = time.perf_counter()
         structural = _structural(editor, store, res.relations)
-        res.channels["structural"] = _order_structural(
+        ordered = _order_structural(
             structural, store, cache, query_vec[0] if query_vec else None, res
         )
+        cap = cfg.ranking.structural_k
+        res.channels["structural"] = ordered[:cap] if cap > 0 else ordered
         res.ms["structural"] = (time.perf_counter() - t0) * 1000
     return res
 
@@ -129,11 +131,11 @@ def _structural(editor: EditorState, store: Store, relations: dict[int, set[str]
         ids.append(cid)
 
     for path in store.imports_of(editor.open_file):
-        for sc in store.chunks_of(path):
-            add(sc.id, "imports")
+        for cid in store.chunk_ids_of(path):
+            add(cid, "imports")
     for path in store.importers_of(editor.open_file):
-        for sc in store.chunks_of(path):
-            add(sc.id, "imported-by")
+        for cid in store.chunk_ids_of(path):
+            add(cid, "imported-by")
     if editor.line is not None:
         here = store.chunk_at(editor.open_file, editor.line)
         if here is not None:
@@ -160,8 +162,7 @@ def _order_structural(
     if not ids:
         return []
     if query_vec is not None and cache is not None:
-        chunks = store.get_chunks(ids)
-        keys = {cid: sc.emb_key for cid, sc in chunks.items() if sc.emb_key}
+        keys = store.emb_keys(ids)
         vecs = cache.get_many(list(set(keys.values())))
         scored = []
         for cid in ids:

@@ -373,6 +373,23 @@ class Store:
     def imports_of(self, path: str) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT dst FROM import_edges WHERE src=?", (path,))]
 
+    def chunk_ids_of(self, path: str) -> list[int]:
+        """Ids only: the neighbourhood of a module imported everywhere is thousands of chunks,
+        and reading their text to learn their ids cost the hover its time budget."""
+        return [r[0] for r in self.db.execute("SELECT id FROM chunks WHERE path=?", (path,))]
+
+    def emb_keys(self, ids: Sequence[int]) -> dict[int, str]:
+        out: dict[int, str] = {}
+        for i in range(0, len(ids), 500):
+            part = list(ids[i : i + 500])
+            marks = ",".join("?" * len(part))
+            for cid, key in self.db.execute(
+                f"SELECT id, emb_key FROM chunks WHERE id IN ({marks}) AND emb_key IS NOT NULL",
+                part,
+            ):
+                out[cid] = key
+        return out
+
     def importers_of(self, path: str) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT src FROM import_edges WHERE dst=?", (path,))]
 

@@ -326,7 +326,9 @@ class CodeEvidenceServer(LanguageServer):
         key = (session.generation, str(session.root), name, rel, line)
         related = self.related.get(key)
         if related is None:
-            res = session.find(FindRequest(name, open_file=rel, line=line, limit=8, depth="quick"))
+            res = session.find(
+                FindRequest(name, open_file=rel, line=line, limit=8, budget_tokens=0, depth="quick")
+            )
             seen = [*defs, *callers, *([here] if here else [])]
             related = hover.exclude_seen(res.results, seen, 3)
             self.related.put(key, related)
@@ -355,7 +357,9 @@ class CodeEvidenceServer(LanguageServer):
             callers = session.live(session.lookup(lambda e: e.callers(name, 10)))
             callers = hover.exclude_seen(callers, [here] if here else [], 10)
             res = session.find(
-                FindRequest(symbol, open_file=rel, line=line, limit=10, depth="quick")
+                FindRequest(
+                    symbol, open_file=rel, line=line, limit=10, budget_tokens=0, depth="quick"
+                )
             )
             related = hover.exclude_seen(res.results, [*callers, *([here] if here else [])], 5)
             return count, [*callers, *related]
