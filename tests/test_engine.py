@@ -355,6 +355,13 @@ def test_as_of_answers_from_another_commit_without_touching_the_tree(
     assert git(project, "rev-parse", "--abbrev-ref", "HEAD") == "main"
 
 
+def test_as_of_in_a_folder_of_a_repository(project: Path, tmp_path: Path) -> None:
+    """The snapshot is the workspace's folder at that commit, not the repository's root."""
+    with Engine(project / "src", tmp_path / "idx") as eng:
+        past = eng.find_as_of(FindRequest("shipping_cost"), "feature")
+    assert past.results[0].path == "shop/shipping.py"
+
+
 def test_pack_returns_the_class_around_a_method_when_it_fits(project: Path, tmp_path: Path) -> None:
     with Engine(project, tmp_path / "idx") as eng:
         roomy = eng.find(FindRequest("Cart.total subtotal tax", budget_tokens=2000))

@@ -340,6 +340,26 @@ def test_replay_tree_equals_each_commit_forward_and_back(history_repo: dict[str,
     assert not root.exists()
 
 
+def test_a_workspace_inside_a_repository_mines_and_replays_only_its_folder(
+    tmp_path: Path,
+) -> None:
+    repo = Repo(tmp_path / "mono")
+    repo.write("service/src/queue.py", "def push(item):\n    return [item]\n")
+    repo.write("other/src/noise.py", "def noise():\n    return 0\n")
+    repo.commit("Initial import of two projects")
+    repo.write("service/src/queue.py", "def push(item):\n    return [item, item]\n")
+    repo.write("other/src/noise.py", "def noise():\n    return 1\n")
+    sha = repo.commit("Push every queued item twice so the retry sees it")
+    workspace = repo.root / "service"
+    [commit] = mine(workspace).commits
+    assert commit.sha == sha and [f.path for f in commit.files] == ["src/queue.py"]
+    with Replay(workspace, load_config(workspace)) as replay:
+        replay.move_to(commit.parent)
+        assert _tree(replay.tree) == {"src/queue.py": "def push(item):\n    return [item]"}
+        replay.move_to(sha)
+        assert _tree(replay.tree) == {"src/queue.py": "def push(item):\n    return [item, item]"}
+
+
 def test_the_index_at_a_stop_never_holds_the_commit_asked_about(
     history_repo: dict[str, Any],
 ) -> None:

@@ -34,18 +34,16 @@ def resolve_commit(workspace: Path, ref: str) -> str:
 def snapshot(workspace: Path, ref: str, cache_root: Path) -> tuple[str, Path]:
     """(commit sha, folder holding the tree of the workspace at that commit)."""
     sha = resolve_commit(workspace, ref)
-    top = git_output(workspace, "rev-parse", "--show-toplevel")
-    prefix = git_output(workspace, "rev-parse", "--show-prefix")
-    if top is None or prefix is None:
+    if git_output(workspace, "rev-parse", "--show-toplevel") is None:
         raise HistoryError(f"{workspace} is not inside a git repository")
     digest = hashlib.sha256(str(workspace.resolve()).encode()).hexdigest()[:12]
     base = cache_root / "as-of" / f"{workspace.name}-{digest}-{sha[:12]}"
     tree = base / "tree"
     if tree.is_dir():
         return sha, tree
-    subdir = prefix.decode().strip().rstrip("/")
-    args = ["archive", "--format=tar", sha] + ([subdir] if subdir else [])
-    data = git_output(workspace, *args, timeout=300)
+    # "." from inside the workspace: only its folder, with paths relative to it (a folder
+    # named by its repository path would be looked up relative to the workspace, and missed).
+    data = git_output(workspace, "archive", "--format=tar", sha, ".", timeout=300)
     if data is None:
         raise HistoryError(f"git archive of {sha[:12]} failed")
     base.mkdir(parents=True, exist_ok=True)
@@ -53,8 +51,7 @@ def snapshot(workspace: Path, ref: str, cache_root: Path) -> tuple[str, Path]:
     try:
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
             tar.extractall(tmp, filter="data")  # refuses absolute paths, links out, devices
-        source = tmp / subdir if subdir else tmp
-        source.rename(tree)  # atomic: a half-unpacked tree is never used
+        tmp.rename(tree)  # atomic: a half-unpacked tree is never used
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return sha, tree

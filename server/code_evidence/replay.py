@@ -28,11 +28,9 @@ class Replay:
     """The tree of one commit at a time, with an engine over it; :meth:`at` moves both."""
 
     def __init__(self, workspace: Path, config: Config, scratch: Path | None = None) -> None:
-        prefix = git_output(workspace, "rev-parse", "--show-prefix")
-        if prefix is None:
+        if git_output(workspace, "rev-parse", "--show-toplevel") is None:
             raise EngineError(f"{workspace} is not inside a git repository")
         self.workspace = workspace
-        self.prefix = prefix.decode().strip()
         self.config = config
         self.root = Path(tempfile.mkdtemp(prefix="code-evidence-replay-", dir=scratch))
         self.tree = self.root / "tree"
@@ -98,16 +96,15 @@ class Replay:
         return len(fields) // 2
 
     def _unpack(self, sha: str) -> int:
-        args = ["archive", "--format=tar", sha] + ([self.prefix.rstrip("/")] if self.prefix else [])
-        data = git_output(self.workspace, *args, timeout=600)
+        # "." from inside the workspace: only its folder, with paths relative to it.
+        data = git_output(self.workspace, "archive", "--format=tar", sha, ".", timeout=600)
         if data is None:
             raise EngineError(f"git archive of {sha[:12]} failed")
         staging = Path(tempfile.mkdtemp(prefix="unpack-", dir=self.tree.parent))
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
             members = [m for m in tar.getmembers() if not m.issym() and not m.islnk()]
             tar.extractall(staging, members=members, filter="data")
-        source = staging / self.prefix.rstrip("/") if self.prefix else staging
-        source.rename(self.tree)
+        staging.rename(self.tree)
         shutil.rmtree(staging, ignore_errors=True)
         self.commit = sha
         return len(members)
