@@ -72,6 +72,7 @@ from code_evidence.embed import (  # noqa: E402
     embed_with_cache,
     embedding_key,
     embedding_text,
+    length_batches,
 )
 from code_evidence.engine import Engine  # noqa: E402
 from code_evidence.query import analyze  # noqa: E402
@@ -605,8 +606,7 @@ def bare_batches(embedder: Embedder, texts: list[str], batch: int) -> list[dict[
     lengths = np.array([len(e.ids) for e in encodings])
     order = np.argsort(lengths, kind="stable")
     feeds = []
-    for start in range(0, len(order), batch):
-        idx = order[start : start + batch]
+    for idx in length_batches(order, lengths, batch, embedder.max_batch_tokens):
         bl = lengths[idx]
         mask = np.arange(int(bl.max()))[None, :] < bl[:, None]
         ids = np.full(mask.shape, embedder._pad_id, dtype=np.int64)

@@ -16,11 +16,11 @@ from code_evidence.embed import (
     TOKENIZER_PATH,
     Embedder,
     EmbeddingCache,
-    _batches,
     default_model_path,
     embed_with_cache,
     embedding_key,
     embedding_text,
+    length_batches,
 )
 from code_evidence.schema import Chunk
 
@@ -93,7 +93,7 @@ def test_batch_equals_one_by_one(embedder: Embedder) -> None:
 def test_batches_stay_within_the_token_budget() -> None:
     lengths = np.array([3, 256, 40, 40, 200, 7, 64, 64, 64, 64, 64, 64])
     order = np.argsort(lengths, kind="stable")
-    batches = list(_batches(order, lengths, batch_size=16, max_tokens=256))
+    batches = list(length_batches(order, lengths, batch_size=16, max_tokens=256))
     assert np.array_equal(np.concatenate(batches), order)  # every text once, in length order
     for idx in batches:
         assert len(idx) == 1 or len(idx) * lengths[idx].max() <= 256

@@ -158,7 +158,7 @@ class Embedder:
         order = np.argsort(lengths, kind="stable")
         session = self._get_session()
         batch_size = max(1, batch_size or self.batch_size)
-        for idx in _batches(order, lengths, batch_size, self.max_batch_tokens):
+        for idx in length_batches(order, lengths, batch_size, self.max_batch_tokens):
             batch_lengths = lengths[idx]
             width = int(batch_lengths.max())
             mask = np.arange(width)[None, :] < batch_lengths[:, None]
@@ -190,7 +190,7 @@ class Embedder:
         return sum(len(e.ids) for e in encodings)
 
 
-def _batches(
+def length_batches(
     order: np.ndarray, lengths: np.ndarray, batch_size: int, max_tokens: int
 ) -> Iterator[np.ndarray]:
     """Consecutive runs of ``order`` (sorted by length) of at most ``batch_size`` texts whose
