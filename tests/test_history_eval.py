@@ -489,3 +489,23 @@ def test_config_file_wins_over_tuned_settings(tmp_path: Path) -> None:
     assert load_config(tmp_path, {"no_such_key": 1}).ranking.rrf_k == 30  # stale file ignored
     (tmp_path / TUNED_FILE).write_text("{half a file", encoding="utf-8")
     assert read_tuned(tmp_path) == {}
+
+
+def test_stored_settings_reach_the_engine_and_its_status(tmp_path: Path) -> None:
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "a.py").write_text("def a():\n    return 1\n", encoding="utf-8")
+    report = {
+        "created": "2026-11-30T00:00:00+00:00",
+        "ranking": {"rrf_k": 40, "bm25_weight": 1.5},
+        "before": {"validation": {"mrr": 0.5}},
+        "after": {"validation": {"mrr": 0.625}},
+    }
+    (tmp_path / "idx").mkdir()
+    tune_mod.store(tmp_path / "idx", report)
+    with Engine(tmp_path / "ws", tmp_path / "idx") as eng:
+        assert (eng.config.ranking.rrf_k, eng.config.ranking.bm25_weight) == (40, 1.5)
+        assert eng.status().ranking == (
+            "tuned 2026-11-30: rrf_k=40, bm25_weight=1.5; validation MRR@10 0.500 -> 0.625"
+        )
+    with Engine(tmp_path / "ws", tmp_path / "idx2") as eng:
+        assert eng.config.ranking.rrf_k == 60 and eng.status().ranking == "defaults"
