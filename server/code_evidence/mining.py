@@ -52,9 +52,12 @@ _SKIP_SUBJECT: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("changelog", re.compile(r"\b(changelog|changes\.rst|news\s+entry|release\s+notes)\b", re.I)),
     (
         "typo, format or lint",
+        # Anchored on purpose: "Fix formatting of error messages" changes behaviour.
         re.compile(
-            r"\b(typos?|spelling|reformat\w*|formatting|format\s+(code|with)|lint\w*|black|"
-            r"isort|ruff|flake8|pyupgrade|prettier|mypy|pyright|type[- ]check\w*)\b",
+            r"\btypos?\b|^\s*(fix(es|ed)?\s+)?spelling\b|^\s*(re)?format(s|ted|ting)?\b"
+            r"|\b(apply|run|with|using)\s+(black|ruff|isort|prettier|gofmt|clang-format)\b"
+            r"|^\s*(fix(es|ed)?\s+)?(black|ruff|isort|flake8|pylint|eslint|lint(ing)?|mypy|"
+            r"pyright|type[- ]?check\w*)\b|\b(lint|mypy|pyright)\s+(errors?|warnings?|issues?)\b",
             re.I,
         ),
     ),
