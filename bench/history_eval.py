@@ -185,7 +185,7 @@ def main() -> int:
     rows = [
         ("commits in the history", f"{args.commits + 1}"),
         ("build the history (cached)", f"{build_s:.1f} s"),
-        ("index HEAD (user's index, cold cache)", f"{head_index_s:.1f} s"),
+        ("index HEAD (the user's index; embedding cache as found)", f"{head_index_s:.1f} s"),
         ("mine every commit", f"{mine_s:.1f} s ({history.mined.considered} read)"),
         ("replay + ask", f"{eval_s:.1f} s for {report['cases']} questions, {len(configs)} configs"),
         ("per stop (move + index pass + finds)", f"median {statistics.median(gaps) * 1000:.0f} ms"),
