@@ -146,7 +146,9 @@ def test_neovim_drives_the_server(project: Path, tmp_path: Path) -> None:
     top = out["find"][0]
     assert (top["path"], top["symbol"]) == ("src/shop/pricing.py", "discount_for")
     assert top["uri"] == (project / "src/shop/pricing.py").resolve().as_uri()
-    assert out["index_state"] in ("ready", "partial")
+    # A watcher pass may be running again by the time find answers (a loaded machine saw it):
+    # the answer must still say which state it came from.
+    assert out["index_state"] in ("ready", "partial", "indexing")
     assert "**Defined in**" in out["hover"] and "src/shop/pricing.py:4" in out["hover"]
     assert out["edited_top"] == "settle_gift_card_balance"
     assert "settle_gift_card_balance" not in cart.read_text()
