@@ -482,7 +482,9 @@ def test_tune_never_ships_a_setting_worse_on_validation(
     assert report["chosen"] != tune_mod.DEFAULT
     assert report["candidates"][report["chosen"]]["train"]["mrr"] == 1.0
     assert not report["shipped"] and report["ranking"] == {}
-    assert max(history.time_of[i] for i in train) <= min(history.time_of[i] for i in valid)
+    time_at = {c.parent: c.time for c in history.mined.commits}
+    times = {i: time_at[p] for i, p in history.parent_of.items()}
+    assert max(times[i] for i in train) <= min(times[i] for i in valid)
 
 
 def test_config_file_wins_over_tuned_settings(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +46,6 @@ class History:
     mined: Mined
     cases: list[Case]
     parent_of: dict[str, str]  # case id -> the commit its index is built at
-    time_of: dict[str, int] = field(default_factory=dict)  # case id -> commit time
 
 
 def load_history(
@@ -63,13 +62,12 @@ def load_history(
         step = len(mined.commits) / max_questions
         mined.commits = [mined.commits[int(i * step)] for i in range(max_questions)]
     name = workspace.resolve().name or "workspace"
-    cases, parent_of, time_of = [], {}, {}
+    cases, parent_of = [], {}
     for commit in mined.commits:
         for case in commit.cases(name):
             cases.append(case)
             parent_of[case.id] = commit.parent
-            time_of[case.id] = commit.time
-    return History(workspace.resolve(), mined, cases, parent_of, time_of)
+    return History(workspace.resolve(), mined, cases, parent_of)
 
 
 def backtest(

@@ -104,7 +104,6 @@ class MinedCommit:
     sha: str
     parent: str  # the index a case is asked against: never contains ``sha``
     time: int  # commit time, for the time split
-    subject: str
     query: str
     files: tuple[FileChange, ...]
     patch_id: str  # the changed lines without their positions: equal for a cherry-pick
@@ -363,8 +362,7 @@ def _mine_one(workspace: Path, blobs: _Blobs, rec: _Record) -> MinedCommit | str
         if line[:1] in (b"+", b"-") or line.startswith(b"@@")
     )
     patch_id = hashlib.sha1(changed).hexdigest()
-    subject = message.strip().splitlines()[0]
-    return MinedCommit(sha, parent, rec.time, subject, query, tuple(files), patch_id)
+    return MinedCommit(sha, parent, rec.time, query, tuple(files), patch_id)
 
 
 def mine(

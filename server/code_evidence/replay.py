@@ -57,13 +57,13 @@ class Replay:
         self._engine.index()
         return self._engine
 
-    def move_to(self, sha: str) -> int:
-        """Make the tree equal to ``sha`` (the workspace's part of it); returns files written
-        or removed."""
+    def move_to(self, sha: str) -> None:
+        """Make the tree equal to ``sha`` (the workspace's part of it)."""
         if self.commit is None:
-            return self._unpack(sha)
+            self._unpack(sha)
+            return
         if self.commit == sha:
-            return 0
+            return
         out = git_output(
             self.workspace,
             "diff",
@@ -93,9 +93,8 @@ class Replay:
                 write.append(path)
         self._write_blobs(sha, write)
         self.commit = sha
-        return len(fields) // 2
 
-    def _unpack(self, sha: str) -> int:
+    def _unpack(self, sha: str) -> None:
         # "." from inside the workspace: only its folder, with paths relative to it.
         data = git_output(self.workspace, "archive", "--format=tar", sha, ".", timeout=600)
         if data is None:
@@ -105,9 +104,7 @@ class Replay:
             members = [m for m in tar.getmembers() if not m.issym() and not m.islnk()]
             tar.extractall(staging, members=members, filter="data")
         staging.rename(self.tree)
-        shutil.rmtree(staging, ignore_errors=True)
         self.commit = sha
-        return len(members)
 
     def _write_blobs(self, sha: str, paths: list[str]) -> None:
         if not paths:
