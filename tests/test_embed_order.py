@@ -1,9 +1,11 @@
-"""Embedding order and batching (issue 7): source code is embedded before tests, docs and
-translations; a duplicate text is embedded once per pass; batch size never changes a vector."""
+"""Embedding order and batching (issue 7): the open files' neighbourhood first, source code
+before tests, docs and translations, recently changed files first within each; a duplicate text
+is embedded once per pass; batch size never changes a vector."""
 
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -22,6 +24,7 @@ from code_evidence.embed import (
 )
 from code_evidence.engine import Engine
 from code_evidence.schema import Chunk
+from conftest import git, init_repo
 
 
 def chunk(path: str, **flags: object) -> Chunk:
@@ -143,3 +146,51 @@ def test_duplicate_texts_in_one_pass_are_embedded_once(
         assert report.embedded == len(keys) == len(recorder.seen)
         assert len(eng.vectors) == len(chunks)  # every chunk still has its vector
         assert eng.state == "ready"
+
+
+def test_open_files_and_their_imports_are_embedded_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CODE_EVIDENCE_CACHE_DIR", str(tmp_path / "cold-cache"))
+    monkeypatch.setattr(engine_mod, "EMBED_BATCH", 1)
+    ws = tmp_path / "ws"
+    write(
+        ws,
+        {
+            "app/__init__.py": "",
+            "app/alpha.py": "def a():\n    return 0\n",  # shortest: first without a focus
+            "app/open_me.py": "from app.helper import assist\n\n\ndef run_the_job():\n"
+            "    return assist() + assist()\n",
+            "app/helper.py": "def assist():\n    return sum(range(10)) * 2\n",
+        },
+    )
+    recorder = RecordingEmbedder()
+    with Engine(ws, tmp_path / "idx", embedder=recorder) as eng:
+        eng.set_focus(["app/open_me.py"])
+        eng.index()
+        assert eng.store.imports_of("app/open_me.py") == ["app/helper.py"]
+    order = [text.split("\n", 1)[0] for text in recorder.seen]
+    assert set(order[:-1]) == {"app/open_me.py", "app/helper.py"}
+    assert order[-1] == "app/alpha.py"
+
+
+def test_recently_changed_files_are_embedded_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CODE_EVIDENCE_CACHE_DIR", str(tmp_path / "cold-cache"))
+    monkeypatch.setattr(engine_mod, "EMBED_BATCH", 1)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    init_repo(ws)
+    write(ws, {"old.py": "def o():\n    return 0\n"})  # shorter: first on length alone
+    git(ws, "add", "-A")
+    old = {"GIT_AUTHOR_DATE": "2019-01-01T00:00:00", "GIT_COMMITTER_DATE": "2019-01-01T00:00:00"}
+    git_env = {**os.environ, **old}
+    subprocess.run(["git", "-C", str(ws), "commit", "-qm", "old"], check=True, env=git_env)
+    write(ws, {"new.py": "def recently_added():\n    return 1 + 2 + 3\n"})
+    git(ws, "add", "-A")
+    git(ws, "commit", "-qm", "new")
+    recorder = RecordingEmbedder()
+    with Engine(ws, tmp_path / "idx", embedder=recorder) as eng:
+        eng.index()
+    assert [text.split("\n", 1)[0] for text in recorder.seen] == ["new.py", "old.py"]

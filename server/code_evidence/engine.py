@@ -14,7 +14,7 @@ import shutil
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -149,6 +149,7 @@ class Engine:
         self._index_lock = threading.Lock()
         self._indexing = False
         self._overlays: dict[str, str] = {}
+        self._focus: frozenset[str] = frozenset()
         self._answers: OrderedDict[tuple[object, ...], FindResult] = OrderedDict()
         self._scores = crossencoder.ScoreCache()  # cross-encoder logits per (question, chunk)
         self.requests = TraceLog(self.index_dir / "requests.jsonl")
@@ -305,6 +306,35 @@ class Engine:
             self._overlays.pop(rel, None)
         else:
             self._overlays[rel] = text
+
+    def set_focus(self, paths: Iterable[str]) -> None:
+        """The files open in the editor: their neighbourhood is embedded first in a pass, so
+        answers improve where the user is while the rest waits its turn."""
+        self._focus = frozenset(paths)
+
+    def _embed_order(self, chunks: list[StoredChunk]) -> list[StoredChunk]:
+        """The open files and what they import or is imported by them first; then source code
+        before other text, tests and bulk files (``embed_priority``); inside each, files changed
+        in the last 90 days of history first; by length last, so batches pad little."""
+        near: set[str] = set(self._focus)
+        for path in self._focus:
+            near.update(self.store.imports_of(path))
+            near.update(self.store.importers_of(path))
+        head_time = self.store.get_meta("history_head_time")
+        recent: set[str] = set()
+        if head_time is not None:
+            since = int(head_time) - int(features.FRESH_HALF_LIFE_DAYS * 86400)
+            times = self.store.commit_times({sc.chunk.path for sc in chunks})
+            recent = {p for p, t in times.items() if t >= since}
+        return sorted(
+            chunks,
+            key=lambda sc: (
+                sc.chunk.path not in near,
+                embed_priority(sc.chunk),
+                sc.chunk.path not in recent,
+                len(sc.chunk.text),
+            ),
+        )
 
     def __enter__(self) -> Engine:
         return self
@@ -513,11 +543,9 @@ class Engine:
         if not todo:
             return 0, 0, False
         todo = self._keyed(todo)
-        missing = self._add_cached_vectors(todo)
-        # Source code first (embed_priority), so answers about the code improve first while BM25
-        # covers the rest; by length inside a class, so batches pad little. Chunks with the same
-        # text share a key: one part embeds it once, a later part finds it in the cache.
-        missing.sort(key=lambda sc: (embed_priority(sc.chunk), len(sc.chunk.text)))
+        # Where answers matter first (see _embed_order) while BM25 covers the rest. Chunks with
+        # the same text share a key: one part embeds it once, a later part finds it in the cache.
+        missing = self._embed_order(self._add_cached_vectors(todo))
         from_cache = len(todo) - len(missing)
         embedded = 0
         last_save = time.perf_counter()

@@ -259,6 +259,8 @@ class FolderSession:
             dirty, self._buffers_dirty = self._buffers_dirty, set()
             buffers = {rel: self._buffers.get(rel) for rel in dirty}
             self._synced_seq = self._buffer_seq
+            open_files = list(self._buffers)
+        self.engine.set_focus(open_files)  # their neighbourhood gets its vectors first
         changed = False
         for rel, text in buffers.items():
             if text is not None:
