@@ -426,6 +426,27 @@ def test_tune_splits_by_time_stores_only_what_validates_and_status_says_so(
     assert not (index_dir / TUNED_FILE).exists()
 
 
+def test_eval_without_vector_configurations_embeds_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from code_evidence.backtest import evaluate_history
+    from code_evidence.config import Config
+    from code_evidence.embed import Embedder
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the model was asked to embed")
+
+    monkeypatch.setattr(Embedder, "embed", refuse)
+    repo = Repo(tmp_path / "lexical")
+    repo.write("src/clock.py", "def tick(now):\n    return now + 1\n")
+    repo.commit("Initial clock")
+    repo.write("src/clock.py", "def tick(now):\n    return now + 2\n")
+    repo.commit("Advance the clock by two seconds on every tick")
+    history = load_history(repo.root, None, None)
+    report = evaluate_history(history, Config(), ["bm25"])  # vectors are on in Config()
+    assert report["metrics"]["bm25"]["commit a"]["R@1"] == 1.0
+
+
 def test_tune_refuses_a_history_too_short_to_validate(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

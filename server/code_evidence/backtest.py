@@ -9,6 +9,7 @@ about is never in it.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -104,9 +105,16 @@ def evaluate_history(
 ) -> dict[str, Any]:
     """The ``code-evidence eval`` report: metrics per configuration of the ablation."""
     t0 = time.perf_counter()
-    runs = backtest(
-        history, history.cases, config, {c: CONFIGS[c] for c in configs}, progress, scratch
-    )
+    variants = {c: CONFIGS[c] for c in configs}
+    if not any(
+        config.stages.vectors and (v.stages is None or "vectors" in v.stages)
+        for v in variants.values()
+    ):
+        # No configuration reads vectors: the replayed index need not embed anything.
+        config = dataclasses.replace(
+            config, stages=dataclasses.replace(config.stages, vectors=False)
+        )
+    runs = backtest(history, history.cases, config, variants, progress, scratch)
     primary = "full" if "full" in runs else configs[-1]
     return {
         "workspace": str(history.workspace),
