@@ -89,7 +89,9 @@ def backtest(
     with Replay(history.workspace, config, scratch) as replay:
         for i, (parent, at_stop) in enumerate(stops.items(), 1):
             engine = replay.at(parent)
-            for name, done in run_variants(engine, at_stop, variants, warm_up=False).items():
+            # Warm up once, at the first stop: model sessions load on first use, and the
+            # latency figures should not carry that.
+            for name, done in run_variants(engine, at_stop, variants, warm_up=i == 1).items():
                 runs[name].extend(done)
             if progress:
                 progress("eval", i, len(stops))
