@@ -277,9 +277,9 @@ def test_variant_b_opens_the_file_that_changed_most(history_repo: dict[str, Any]
         assert len(case.gold) == 1
 
 
-def test_max_questions_spreads_over_the_whole_range(history_repo: dict[str, Any]) -> None:
+def test_max_commits_spreads_over_the_whole_range(history_repo: dict[str, Any]) -> None:
     full = load_history(history_repo["repo"].root, None, None)
-    few = load_history(history_repo["repo"].root, None, None, max_questions=4)
+    few = load_history(history_repo["repo"].root, None, None, max_commits=4)
     assert len(few.mined.commits) == 4
     assert few.mined.commits[0].sha == full.mined.commits[0].sha
     assert few.mined.commits[-1].time > full.mined.commits[len(full.mined.commits) // 2].time
@@ -313,6 +313,18 @@ def test_a_cherry_pick_is_asked_once(tmp_path: Path) -> None:
     mined = mine(repo.root)
     assert [c.sha for c in mined.commits] == [first, back]
     assert mined.skipped["duplicate"] == 1
+
+
+def test_blob_reader_stays_in_step_after_a_folder_or_a_missing_path(tmp_path: Path) -> None:
+    from code_evidence.scan import GitBlobs
+
+    repo = Repo(tmp_path / "blobs")
+    repo.write("src/a.py", "A = 1\n")
+    sha = repo.commit("Initial")
+    with GitBlobs(repo.root) as blobs:
+        assert blobs.read(sha, "src") is None  # a folder: its listing is read past, not kept
+        assert blobs.read(sha, "nope.py") is None
+        assert blobs.read(sha, "src/a.py") == b"A = 1\n"
 
 
 # --------------------------------------------------------------------------- replay
@@ -485,7 +497,9 @@ def test_tune_never_ships_a_setting_worse_on_validation(
     history = load_history(history_repo["repo"].root, None, None)
     train, valid = tune_mod.split_by_time(history)
 
-    def fake_backtest(h: Any, cases: list[Case], cfg: Any, variants: dict[str, Any], *a: Any):
+    def fake_backtest(
+        h: Any, cases: list[Case], cfg: Any, variants: dict[str, Any], *a: Any, **kw: Any
+    ) -> dict[str, list[CaseRun]]:
         out = {}
         for name in variants:
             better = name != tune_mod.DEFAULT

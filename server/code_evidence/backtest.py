@@ -31,11 +31,12 @@ from .evaluate import (
     run_variants,
 )
 from .mining import Mined, mine
+from .replay import Replay
 
 Progress = Callable[[str, int, int], None]
+MISSES_SHOWN = 5
 # The default ablation: each row adds one stage. The model rows of bench/quality.py are left
 # to --configs: the cross-encoder sits out change requests anyway (crossencoder.py's gate).
-MISSES_SHOWN = 5
 DEFAULT_CONFIGS = ("bm25", "vectors", "hybrid", "hybrid+features", "+coverage", "full")
 
 
@@ -54,14 +55,14 @@ def load_history(
     commits: int | None,
     since: str | None,
     progress: Progress | None = None,
-    max_questions: int | None = None,
+    max_commits: int | None = None,
 ) -> History:
-    """The mined cases; with ``max_questions``, commits evenly spaced over the whole range (so
-    old and new code are both asked about) until that many commits are kept."""
+    """The mined cases; with ``max_commits``, commits evenly spaced over the whole range (so
+    old and new code are both asked about) until that many are kept."""
     mined = mine(workspace, commits, since, progress)
-    if max_questions is not None and len(mined.commits) > max_questions:
-        step = len(mined.commits) / max_questions
-        mined.commits = [mined.commits[int(i * step)] for i in range(max_questions)]
+    if max_commits is not None and len(mined.commits) > max_commits:
+        step = len(mined.commits) / max_commits
+        mined.commits = [mined.commits[int(i * step)] for i in range(max_commits)]
     name = workspace.resolve().name or "workspace"
     cases, parent_of = [], {}
     for commit in mined.commits:
@@ -78,10 +79,11 @@ def backtest(
     variants: dict[str, Variant],
     progress: Progress | None = None,
     scratch: Path | None = None,
+    cold: bool = True,
 ) -> dict[str, list[CaseRun]]:
-    """Every variant on every case, each case against the index as of its parent commit."""
-    from .replay import Replay  # the engine stack loads only when a run starts
-
+    """Every variant on every case, each case against the index as of its parent commit.
+    ``cold=False`` keeps answers and model scores across variants (see
+    ``evaluate.configured``): for fitting, where only the metrics count."""
     stops: dict[str, list[Case]] = {}
     for case in cases:
         stops.setdefault(history.parent_of[case.id], []).append(case)
@@ -91,7 +93,8 @@ def backtest(
             engine = replay.at(parent)
             # Warm up once, at the first stop: model sessions load on first use, and the
             # latency figures should not carry that.
-            for name, done in run_variants(engine, at_stop, variants, warm_up=i == 1).items():
+            done_at_stop = run_variants(engine, at_stop, variants, warm_up=i == 1, cold=cold)
+            for name, done in done_at_stop.items():
                 runs[name].extend(done)
             if progress:
                 progress("eval", i, len(stops))

@@ -18,6 +18,8 @@ CONFIG_FILE = ".code-evidence.toml"
 # folder (per workspace, never in the user's repository) and read under the config file.
 TUNED_FILE = "tuned.json"
 RERANKERS = ("cross-encoder", "bi-encoder", "none")  # "none": the feature scorer alone
+# [ranking] keys whose value is one of a few words.
+_CHOICES = {"reranker": RERANKERS, "cross_encoder_for": ("descriptions", "all")}
 
 
 class ConfigError(ValueError):
@@ -154,13 +156,8 @@ def load_config(workspace: Path, tuned: dict[str, Any] | None = None) -> Config:
         if not isinstance(values, dict):
             raise ConfigError(f"{CONFIG_FILE}: [{name}] must be a table")
         _apply(sections[name], values, f"[{name}]")
-    if cfg.ranking.cross_encoder_for not in ("descriptions", "all"):
-        raise ConfigError(
-            f"[ranking].cross_encoder_for: {cfg.ranking.cross_encoder_for!r} is not one of "
-            "descriptions, all"
-        )
-    if cfg.ranking.reranker not in RERANKERS:
-        raise ConfigError(
-            f"[ranking].reranker: {cfg.ranking.reranker!r} is not one of {', '.join(RERANKERS)}"
-        )
+    for key, allowed in _CHOICES.items():
+        value = getattr(cfg.ranking, key)
+        if value not in allowed:
+            raise ConfigError(f"[ranking].{key}: {value!r} is not one of {', '.join(allowed)}")
     return cfg

@@ -239,11 +239,14 @@ def hard_negative_shares(runs: list[CaseRun]) -> dict[str, dict[str, float]]:
 
 @contextmanager
 def configured(
-    eng: Engine, variant: Variant, ranking: dict[str, Any] | None = None
+    eng: Engine, variant: Variant, ranking: dict[str, Any] | None = None, cold: bool = True
 ) -> Iterator[None]:
     """Run under one configuration (the variant's stages, the engine's ranking settings with
-    ``ranking`` then the variant's changes on top) and put everything back afterwards. Each
-    configuration pays for its own answers: the answer cache is cleared on the way in."""
+    ``ranking`` then the variant's changes on top) and put everything back afterwards.
+    ``cold``: each configuration pays for its own answers and model scores (the caches are
+    cleared on the way in and out), so its latency means something. Without it they are kept:
+    answers are keyed by configuration anyway, and a cross-encoder score does not depend on
+    the settings being compared."""
     stages, rank = eng.config.stages, eng.config.ranking
     saved_stages = dataclasses.asdict(stages)
     saved_ranking = dataclasses.asdict(rank)
@@ -252,14 +255,16 @@ def configured(
             setattr(stages, name, on if variant.stages is None else name in variant.stages)
         for key, value in {**(ranking or {}), **dict(variant.ranking)}.items():
             setattr(rank, key, value)
-        eng.forget_answers()
+        if cold:
+            eng.forget_answers()
         yield
     finally:
         for name, on in saved_stages.items():
             setattr(stages, name, on)
         for key, value in saved_ranking.items():
             setattr(rank, key, value)
-        eng.forget_answers()
+        if cold:
+            eng.forget_answers()
 
 
 def run_variants(
@@ -269,13 +274,14 @@ def run_variants(
     limit: int = LIMIT,
     ranking: dict[str, Any] | None = None,
     warm_up: bool = True,
+    cold: bool = True,
 ) -> dict[str, list[CaseRun]]:
     """Every variant on the same index, so the deltas between rows come from the stages and
     settings alone. ``warm_up``: one untimed run per variant first (model sessions load on
-    first use), for latency figures that mean something."""
+    first use), for latency figures that mean something; ``cold``: see :func:`configured`."""
     runs: dict[str, list[CaseRun]] = {}
     for name, variant in variants.items():
-        with configured(eng, variant, ranking):
+        with configured(eng, variant, ranking, cold):
             if cases and warm_up:
                 run_case(eng, cases[0], limit, variant.depth)
                 eng.forget_answers()

@@ -41,20 +41,28 @@ def snapshot(workspace: Path, ref: str, cache_root: Path) -> tuple[str, Path]:
     tree = base / "tree"
     if tree.is_dir():
         return sha, tree
+    base.mkdir(parents=True, exist_ok=True)
+    unpack(workspace, sha, tree)
+    return sha, tree
+
+
+def unpack(workspace: Path, sha: str, dest: Path, links: bool = True) -> None:
+    """The workspace's folder as of ``sha``, unpacked to ``dest`` (which must not exist) in one
+    rename, so a half-unpacked tree is never seen. ``links=False`` leaves symlinks out."""
     # "." from inside the workspace: only its folder, with paths relative to it (a folder
     # named by its repository path would be looked up relative to the workspace, and missed).
-    data = git_output(workspace, "archive", "--format=tar", sha, ".", timeout=300)
+    data = git_output(workspace, "archive", "--format=tar", sha, ".", timeout=600)
     if data is None:
         raise HistoryError(f"git archive of {sha[:12]} failed")
-    base.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix="tree-", dir=base))
+    tmp = Path(tempfile.mkdtemp(prefix="tree-", dir=dest.parent))
     try:
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
-            tar.extractall(tmp, filter="data")  # refuses absolute paths, links out, devices
-        tmp.rename(tree)  # atomic: a half-unpacked tree is never used
+            members = [m for m in tar.getmembers() if links or not (m.issym() or m.islnk())]
+            # The data filter refuses absolute paths, links out and devices.
+            tar.extractall(tmp, members=members, filter="data")
+        tmp.rename(dest)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return sha, tree
 
 
 def last_commits(

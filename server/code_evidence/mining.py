@@ -15,7 +15,6 @@ from __future__ import annotations
 import ast
 import hashlib
 import re
-import subprocess
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,7 +22,7 @@ from pathlib import Path
 
 from .chunk import detect_language, file_flags
 from .evaluate import Case
-from .scan import git_output
+from .scan import GitBlobs, git_output
 
 MAX_SOURCE_FILES = 8  # more than this is a sweep, not one change with a place
 MIN_WORDS = 4
@@ -216,36 +215,6 @@ def old_side_ranges(diff: bytes) -> tuple[tuple[int, int], ...]:
     return tuple(out)
 
 
-class _Blobs:
-    """File contents at any commit through one ``git cat-file --batch`` process (thousands of
-    ``git show`` calls would spend most of a run starting processes)."""
-
-    def __init__(self, workspace: Path) -> None:
-        self._proc = subprocess.Popen(
-            ["git", "cat-file", "--batch"],
-            cwd=workspace,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
-
-    def read(self, rev: str, path: str) -> bytes | None:
-        assert self._proc.stdin is not None and self._proc.stdout is not None
-        self._proc.stdin.write(f"{rev}:./{path}\n".encode())
-        self._proc.stdin.flush()
-        header = self._proc.stdout.readline().split()
-        if len(header) != 3 or header[1] != b"blob":
-            return None
-        data = self._proc.stdout.read(int(header[2]))
-        self._proc.stdout.read(1)  # the newline after the contents
-        return data
-
-    def close(self) -> None:
-        if self._proc.stdin:
-            self._proc.stdin.close()
-        self._proc.wait(timeout=10)
-
-
 @dataclass(frozen=True, slots=True)
 class _Record:
     sha: str
@@ -306,7 +275,7 @@ def _hunks(diff: bytes) -> dict[str, tuple[tuple[tuple[int, int], ...], int]]:
     return out
 
 
-def _mine_one(workspace: Path, blobs: _Blobs, rec: _Record) -> MinedCommit | str:
+def _mine_one(workspace: Path, blobs: GitBlobs, rec: _Record) -> MinedCommit | str:
     """The commit as a case, or why it is not one."""
     sha, parent, message = rec.sha, rec.parents[0], rec.message
     changes = [(kind, path) for kind, path in rec.changes if is_source(path)]
@@ -376,8 +345,7 @@ def mine(
     records = _log(workspace, commits, since)
     result = Mined([], len(records))
     seen: set[str] = set()
-    blobs = _Blobs(workspace)
-    try:
+    with GitBlobs(workspace) as blobs:
         for n, rec in enumerate(reversed(records), 1):  # oldest first: the original is kept
             if progress:
                 progress("mine", n, len(records))
@@ -400,7 +368,5 @@ def mine(
                     result.commits.append(mined)
             if reason is not None:
                 result.skipped[reason] += 1
-    finally:
-        blobs.close()
     result.commits.sort(key=lambda c: c.time)  # stable: equal times keep the topological order
     return result

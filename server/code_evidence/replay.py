@@ -2,24 +2,23 @@
 
 Evaluating a mined case needs the index as of the commit's parent. Building a fresh index per
 case would cost a full index each time; instead one temporary tree is moved through history by
-writing only the files that differ between two stops (``git diff --raw`` + one ``git cat-file
---batch``), and the engine's incremental pass re-reads only those. Chunk texts seen before get
-their vectors from the shared content-addressed cache, so a stop re-embeds only new code. The
-user's working tree and index are never touched: the copy lives in a temporary folder.
+writing only the files that differ between two stops (``git diff --raw``, contents through
+``scan.GitBlobs``), and the engine's incremental pass re-reads only those. Chunk texts seen
+before get their vectors from the shared content-addressed cache, so a stop re-embeds only new
+code. The user's working tree and index are never touched: the copy lives in a temporary
+folder.
 """
 
 from __future__ import annotations
 
-import io
 import shutil
-import subprocess
-import tarfile
 import tempfile
 from pathlib import Path
 
+from . import history
 from .config import Config
 from .engine import Engine, EngineError
-from .scan import git_output
+from .scan import GitBlobs, git_output
 
 _SYMLINK, _GITLINK = "120000", "160000"
 
@@ -36,6 +35,7 @@ class Replay:
         self.tree = self.root / "tree"
         self.commit: str | None = None
         self._engine: Engine | None = None
+        self._blobs = GitBlobs(workspace)
 
     def __enter__(self) -> Replay:
         return self
@@ -47,6 +47,7 @@ class Replay:
         if self._engine is not None:
             self._engine.close()
             self._engine = None
+        self._blobs.close()
         shutil.rmtree(self.root, ignore_errors=True)
 
     def at(self, sha: str) -> Engine:
@@ -95,39 +96,20 @@ class Replay:
         self.commit = sha
 
     def _unpack(self, sha: str) -> None:
-        # "." from inside the workspace: only its folder, with paths relative to it.
-        data = git_output(self.workspace, "archive", "--format=tar", sha, ".", timeout=600)
-        if data is None:
-            raise EngineError(f"git archive of {sha[:12]} failed")
-        staging = Path(tempfile.mkdtemp(prefix="unpack-", dir=self.tree.parent))
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
-            members = [m for m in tar.getmembers() if not m.issym() and not m.islnk()]
-            tar.extractall(staging, members=members, filter="data")
-        staging.rename(self.tree)
+        # Symlinks stay out: moves between commits write file contents only.
+        try:
+            history.unpack(self.workspace, sha, self.tree, links=False)
+        except history.HistoryError as exc:
+            raise EngineError(str(exc)) from exc
         self.commit = sha
 
     def _write_blobs(self, sha: str, paths: list[str]) -> None:
-        if not paths:
-            return
-        names = "".join(f"{sha}:./{p}\n" for p in paths).encode("utf-8", "surrogateescape")
-        proc = subprocess.run(
-            ["git", "cat-file", "--batch"],
-            cwd=self.workspace,
-            input=names,
-            capture_output=True,
-            check=True,
-        )
-        data, pos = proc.stdout, 0
         for path in paths:
-            end = data.index(b"\n", pos)
-            header = data[pos:end].split()
-            pos = end + 1
-            if len(header) != 3 or header[1] != b"blob":
+            data = self._blobs.read(sha, path)
+            if data is None:
                 continue
-            size = int(header[2])
             target = self.tree / path
             target.parent.mkdir(parents=True, exist_ok=True)
             if target.is_symlink():
                 target.unlink()
-            target.write_bytes(data[pos : pos + size])
-            pos += size + 1
+            target.write_bytes(data)

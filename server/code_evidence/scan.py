@@ -174,14 +174,11 @@ def _git_env() -> dict[str, str]:
     return env
 
 
-def git_output(root: Path, *args: str, timeout: float = _STATE_TIMEOUT_S) -> bytes | None:
-    """stdout of one git command, or None when git is missing, fails or hangs.
-
-    ``safe.directory=*`` lets a checkout owned by another user work; in exchange we switch off
+def _git_cmd(root: Path, *args: str) -> list[str]:
+    """``safe.directory=*`` lets a checkout owned by another user work; in exchange we switch off
     ``core.fsmonitor``, the one setting through which a plain ``status`` would run a command
-    configured inside that repository.
-    """
-    cmd = [
+    configured inside that repository."""
+    return [
         "git",
         "-c",
         "safe.directory=*",
@@ -191,6 +188,11 @@ def git_output(root: Path, *args: str, timeout: float = _STATE_TIMEOUT_S) -> byt
         os.fspath(root),
         *args,
     ]
+
+
+def git_output(root: Path, *args: str, timeout: float = _STATE_TIMEOUT_S) -> bytes | None:
+    """stdout of one git command, or None when git is missing, fails or hangs."""
+    cmd = _git_cmd(root, *args)
     try:
         proc = subprocess.run(
             cmd,
@@ -207,6 +209,44 @@ def git_output(root: Path, *args: str, timeout: float = _STATE_TIMEOUT_S) -> byt
         log.debug("git %s: rc=%s %s", args[0] if args else "", proc.returncode, proc.stderr[:500])
         return None
     return proc.stdout
+
+
+class GitBlobs:
+    """File contents at any commit through one ``git cat-file --batch`` process: mining and
+    replaying history read thousands of blobs, and a ``git show`` each would spend most of
+    the run starting processes. Paths are relative to ``root``."""
+
+    def __init__(self, root: Path) -> None:
+        self._proc = subprocess.Popen(
+            _git_cmd(root, "cat-file", "--batch"),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=_git_env(),
+        )
+
+    def __enter__(self) -> GitBlobs:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def read(self, rev: str, path: str) -> bytes | None:
+        """The blob at ``rev:path``, or None when there is none (or it is not a file)."""
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        self._proc.stdin.write(f"{rev}:./{path}\n".encode("utf-8", "surrogateescape"))
+        self._proc.stdin.flush()
+        header = self._proc.stdout.readline().split()
+        if len(header) != 3:  # "<name> missing": nothing follows
+            return None
+        data = self._proc.stdout.read(int(header[2]))
+        self._proc.stdout.read(1)  # the newline after the contents
+        return data if header[1] == b"blob" else None  # a folder or submodule: read past it
+
+    def close(self) -> None:
+        if self._proc.stdin:
+            self._proc.stdin.close()
+        self._proc.wait(timeout=10)
 
 
 def _line(out: bytes | None) -> str | None:

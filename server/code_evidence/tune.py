@@ -123,7 +123,7 @@ def tune(
 
     # Round 1, training cases only: each setting moved alone.
     grid = one_at_a_time(config.ranking)
-    runs = backtest(history, train, config, grid, _stage(progress, "fit"), scratch)
+    runs = backtest(history, train, config, grid, _stage(progress, "fit"), scratch, cold=False)
     base = Score.of(runs[DEFAULT])
     movers: dict[str, tuple[float, Score]] = {}  # key -> best value that beat the default
     for name, variant in grid.items():
@@ -141,7 +141,9 @@ def tune(
             candidates[f"{best} only"] = Variant(ranking=((best, movers[best][0]),))
 
     # Round 2, every case: the candidates side by side; pick on train, judge on validation.
-    final = backtest(history, history.cases, config, candidates, _stage(progress, "check"), scratch)
+    final = backtest(
+        history, history.cases, config, candidates, _stage(progress, "check"), scratch, cold=False
+    )
     train_set = set(train_ids)
 
     def part(name: str, ids: set[str]) -> list[CaseRun]:
