@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from code_evidence.git import Git
 from code_evidence.lsp import hover, protocol
 from code_evidence.lsp.convert import UriError, line_range, relative_to, uri_to_path
 from code_evidence.lsp.watch import Batch, Debouncer, FolderWatcher, IgnoreFilter
@@ -123,11 +124,11 @@ def test_ignore_filter_uses_git_rules(tmp_path: Path) -> None:
     init_repo(root)
     (root / ".gitignore").write_text("build/\n*.log\n")
     paths = [str(root / p) for p in ("src/a.py", "build/out.py", "x.log", "README.md")]
-    assert IgnoreFilter(root, in_git=True).relevant(paths) == ["src/a.py", "README.md"]
+    assert IgnoreFilter(root, Git(root)).relevant(paths) == ["src/a.py", "README.md"]
     plain = tmp_path / "plain"
     plain.mkdir()
     (plain / ".gitignore").write_text("build/\n")
-    got = IgnoreFilter(plain, in_git=False).relevant([str(plain / "build/x.py"), "/elsewhere"])
+    got = IgnoreFilter(plain, Git(plain)).relevant([str(plain / "build/x.py"), "/elsewhere"])
     assert got == []
 
 
@@ -146,7 +147,7 @@ def test_watcher_sees_file_bursts_and_head_moves(tmp_path: Path) -> None:
         got.set()
 
     deb = Debouncer(flush, quiet_s=0.5, max_wait_s=30.0)
-    watcher = FolderWatcher(root, deb)
+    watcher = FolderWatcher(root, deb, Git(root))
     watcher.start()
     try:
         assert watcher.error is None

@@ -10,10 +10,9 @@ from pathlib import Path
 import pytest
 
 from code_evidence.config import IndexConfig
+from code_evidence.git import Git, GitState
 from code_evidence.scan import (
-    GitState,
     SkipFile,
-    git_state,
     is_secret_path,
     load_text,
     resolve_workspace_path,
@@ -129,27 +128,27 @@ def test_git_state_commit_branch_dirty_and_detached(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
     write(repo / "a.py")
     first = commit_all(repo)
-    assert git_state(repo) == GitState(True, first, "main", False)
+    assert Git(repo).state() == GitState(True, first, "main", False)
 
     write(repo / "a.py", "x = 2\n")
-    assert git_state(repo).dirty is True
+    assert Git(repo).state().dirty is True
     git(repo, "checkout", "-q", "-b", "feature")
     second = commit_all(repo)
-    assert git_state(repo) == GitState(True, second, "feature", False)
+    assert Git(repo).state() == GitState(True, second, "feature", False)
 
     git(repo, "checkout", "-q", "main")
-    assert git_state(repo) == GitState(True, first, "main", False)
+    assert Git(repo).state() == GitState(True, first, "main", False)
 
     git(repo, "checkout", "-q", "--detach", "feature")
-    assert git_state(repo) == GitState(True, second, None, False)
+    assert Git(repo).state() == GitState(True, second, None, False)
 
     write(repo / "new.py")  # an untracked file makes the tree dirty too
-    assert git_state(repo).dirty is True
+    assert Git(repo).state().dirty is True
 
 
 def test_empty_repo_has_unborn_branch_and_no_commit(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", branch="trunk")
-    assert git_state(repo) == GitState(True, None, "trunk", False)
+    assert Git(repo).state() == GitState(True, None, "trunk", False)
     write(repo / "first.py")
     result = scan_workspace(repo, IndexConfig())
     assert result.git == GitState(True, None, "trunk", True)
@@ -157,7 +156,7 @@ def test_empty_repo_has_unborn_branch_and_no_commit(tmp_path: Path) -> None:
 
 
 def test_non_repo_state(tmp_path: Path) -> None:
-    assert git_state(tmp_path) == GitState(False, None, None, None)
+    assert Git(tmp_path).state() == GitState(False, None, None, None)
 
 
 def test_root_inside_a_repo_lists_paths_relative_to_root(tmp_path: Path) -> None:
@@ -248,7 +247,7 @@ def test_git_missing_from_path_means_walk_mode(
 
 
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs chown")
-def test_repo_owned_by_another_user_still_scans(tmp_path: Path) -> None:
+def test_repo_owned_by_another_user_is_walked_unless_trusted(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
     write(repo / "a.py")
     head = commit_all(repo)
@@ -256,14 +255,14 @@ def test_repo_owned_by_another_user_still_scans(tmp_path: Path) -> None:
         for name in [*dirnames, *filenames]:
             os.lchown(os.path.join(dirpath, name), 65534, 65534)
     os.lchown(repo, 65534, 65534)
-    plain = subprocess.run(["git", "-C", str(repo), "status"], capture_output=True, text=True)
-    if plain.returncode == 0:
-        pytest.skip("this git does not check repository ownership")
 
     result = scan_workspace(repo, IndexConfig())
+    trusted = scan_workspace(repo, IndexConfig(), Git(repo, trust_other_owner=True))
 
-    assert result.git == GitState(True, head, "main", False)
-    assert paths(result) == ["a.py"]
+    assert result.git == GitState(False, None, None, None)
+    assert paths(result) == ["a.py"]  # walked: .git skipped
+    assert trusted.git == GitState(True, head, "main", False)
+    assert paths(trusted) == ["a.py"]
 
 
 # ----------------------------------------------------------------------------------- walk mode

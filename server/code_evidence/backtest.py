@@ -30,6 +30,7 @@ from .evaluate import (
     latency,
     run_variants,
 )
+from .git import Git, UnsafeTree
 from .mining import Mined, mine
 from .replay import Replay
 
@@ -48,6 +49,9 @@ class History:
     mined: Mined
     cases: list[Case]
     parent_of: dict[str, str]  # case id -> the commit its index is built at
+    git: Git
+    # Stops refused because their tree holds an unsafe path: commit -> what was wrong.
+    unsafe: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 def load_history(
@@ -56,10 +60,12 @@ def load_history(
     since: str | None,
     progress: Progress | None = None,
     max_commits: int | None = None,
+    git: Git | None = None,
 ) -> History:
     """The mined cases; with ``max_commits``, commits evenly spaced over the whole range (so
     old and new code are both asked about) until that many are kept."""
-    mined = mine(workspace, commits, since, progress)
+    git = git if git is not None else Git(workspace)
+    mined = mine(workspace, commits, since, progress, git)
     if max_commits is not None and len(mined.commits) > max_commits:
         step = len(mined.commits) / max_commits
         mined.commits = [mined.commits[int(i * step)] for i in range(max_commits)]
@@ -69,7 +75,7 @@ def load_history(
         for case in commit.cases(name):
             cases.append(case)
             parent_of[case.id] = commit.parent
-    return History(workspace.resolve(), mined, cases, parent_of)
+    return History(workspace.resolve(), mined, cases, parent_of, git)
 
 
 def backtest(
@@ -83,19 +89,28 @@ def backtest(
 ) -> dict[str, list[CaseRun]]:
     """Every variant on every case, each case against the index as of its parent commit.
     ``cold=False`` keeps answers and model scores across variants (see
-    ``evaluate.configured``): for fitting, where only the metrics count."""
+    ``evaluate.configured``): for fitting, where only the metrics count. A stop whose tree
+    holds an unsafe path (``.git``, ``..``, absolute) is skipped with its cases, and recorded
+    in ``history.unsafe``."""
     stops: dict[str, list[Case]] = {}
     for case in cases:
         stops.setdefault(history.parent_of[case.id], []).append(case)
     runs: dict[str, list[CaseRun]] = {name: [] for name in variants}
-    with Replay(history.workspace, config, scratch) as replay:
+    first = True
+    with Replay(history.workspace, config, scratch, history.git) as replay:
         for i, (parent, at_stop) in enumerate(stops.items(), 1):
-            engine = replay.at(parent)
-            # Warm up once, at the first stop: model sessions load on first use, and the
-            # latency figures should not carry that.
-            done_at_stop = run_variants(engine, at_stop, variants, warm_up=i == 1, cold=cold)
-            for name, done in done_at_stop.items():
-                runs[name].extend(done)
+            try:
+                engine = replay.at(parent)
+            except UnsafeTree as exc:
+                history.unsafe[parent] = str(exc)
+                engine = None
+            if engine is not None:
+                # Warm up once, at the first stop: model sessions load on first use, and the
+                # latency figures should not carry that.
+                done_at_stop = run_variants(engine, at_stop, variants, warm_up=first, cold=cold)
+                first = False
+                for name, done in done_at_stop.items():
+                    runs[name].extend(done)
             if progress:
                 progress("eval", i, len(stops))
     return runs
@@ -121,12 +136,15 @@ def evaluate_history(
         )
     runs = backtest(history, history.cases, config, variants, progress, scratch)
     primary = "full" if "full" in runs else configs[-1]
+    asked = len(runs[primary]) if primary in runs else 0
     return {
         "workspace": str(history.workspace),
         "commits_considered": history.mined.considered,
         "commits_mined": len(history.mined.commits),
         "skipped": dict(history.mined.skipped.most_common()),
-        "cases": len(history.cases),
+        "unsafe_trees": dict(history.unsafe),
+        "cases": asked,
+        "cases_unsafe": len(history.cases) - asked if history.unsafe else 0,
         "seconds": round(time.perf_counter() - t0, 1),
         "metrics": {c: group_metrics(r) for c, r in runs.items()},
         "latency": {c: latency(r) for c, r in runs.items()},
@@ -164,8 +182,10 @@ def render_report(report: dict[str, Any]) -> str:
         f"became cases ({report['cases']} questions); skipped: {skipped}",
         f"run        {report['seconds']} s; each case asked against the index as of its parent "
         "commit",
-        "",
     ]
+    for commit, why in report.get("unsafe_trees", {}).items():
+        lines.append(f"refused    {commit[:12]}: {why}; its questions were not asked")
+    lines.append("")
     if not report["cases"]:
         lines.append("no commit in this range is a usable question (see the skip reasons)")
         return "\n".join(lines)

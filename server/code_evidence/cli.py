@@ -20,6 +20,7 @@ from .config import TUNED_FILE, ConfigError, load_config, read_tuned
 from .engine import Engine, EngineError, default_index_dir
 from .evaluate import CONFIGS
 from .explain import explain
+from .git import Git
 from .mining import MiningError
 from .schema import FindRequest, FindResult, Status, to_json_dict
 from .tune import TuneError, render_tune, store, tune
@@ -62,6 +63,13 @@ class ProgressBar:
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workspace", default=".", help="folder to index (default: current folder)")
     p.add_argument("--index-dir", default=None, help="index folder (default: per-user cache)")
+    p.add_argument(
+        "--trust-other-owner",
+        action="store_true",
+        help="run git in the workspace even though another user owns its repository (by "
+        "default such a repository is indexed as a plain folder); settings in it that name "
+        "programs stay disabled either way",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -158,7 +166,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command in ("eval", "tune"):
             return _cmd_history(args)
-        with Engine(Path(args.workspace), args.index_dir) as engine:
+        with Engine(
+            Path(args.workspace), args.index_dir, trust_other_owner=args.trust_other_owner
+        ) as engine:
             for note in engine.notes:
                 print(f"note: {note}", file=sys.stderr)
             if args.command == "index":
@@ -193,7 +203,12 @@ def _cmd_history(args: argparse.Namespace) -> int:
         print("tuned settings removed: ranking uses the defaults")
         return 0
     bar = ProgressBar(enabled=not args.quiet)
-    history = load_history(workspace, args.commits or None, args.since, bar, args.max_cases)
+    git = Git(workspace, args.trust_other_owner)
+    if git.refusal:
+        raise EngineError(git.refusal)
+    history = load_history(
+        workspace, args.commits or None, args.since, bar, args.max_cases, git=git
+    )
     if args.command == "eval":
         configs = args.configs or list(DEFAULT_CONFIGS)
         unknown = [c for c in configs if c not in CONFIGS]

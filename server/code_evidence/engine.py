@@ -36,6 +36,7 @@ from .embed import (
     embedding_key,
     embedding_text,
 )
+from .git import Git
 from .imports import ImportResolver
 from .lexical import LexDoc, LexicalIndex
 from .scan import (
@@ -116,13 +117,19 @@ class Engine:
         index_dir: Path | str | None = None,
         config: Config | None = None,
         embedder: Embedder | None = None,
+        trust_other_owner: bool = False,
+        use_git: bool = True,
     ) -> None:
+        """``trust_other_owner``: the user's opt-in to run git in a repository another user
+        owns (never read from the repository). ``use_git=False``: a folder this project wrote
+        (a snapshot, a replay), indexed as a plain folder."""
         ws = Path(workspace).expanduser()
         if not ws.exists():
             raise EngineError(f"workspace not found: {ws}")
         if not ws.is_dir():
             raise EngineError(f"workspace is not a folder: {ws}")
         self.workspace = ws.resolve()
+        self.git = Git(self.workspace, trust_other_owner, enabled=use_git)
         self.index_dir = (
             Path(index_dir).expanduser().resolve()
             if index_dir
@@ -154,6 +161,8 @@ class Engine:
         self._scores = crossencoder.ScoreCache()  # cross-encoder logits per (question, chunk)
         self.requests = TraceLog(self.index_dir / "requests.jsonl")
         self.notes: list[str] = []
+        if self.git.refusal:
+            self.notes.append(self.git.refusal)
         self._open_indexes()
 
     # -- opening and repair -------------------------------------------------
@@ -372,7 +381,7 @@ class Engine:
 
     def _index_pass(self, progress: Progress | None, cancel: threading.Event | None) -> IndexReport:
         t0 = time.perf_counter()
-        scan = scan_workspace(self.workspace, self.config.index)
+        scan = scan_workspace(self.workspace, self.config.index, self.git)
         if self.read_only:
             return IndexReport(
                 files_seen=len(scan.files),
@@ -509,11 +518,9 @@ class Engine:
         """The newest commit touching each file, for the freshness feature: incremental when
         the new HEAD descends from the last one seen, a full walk otherwise (once per HEAD)."""
         previous = self.store.get_meta("history_head")
-        since = (
-            previous if previous and history.is_ancestor(self.workspace, previous, head) else None
-        )
-        commits = history.last_commits(self.workspace, head, since)
-        head_time = history.commit_time(self.workspace, head)
+        since = previous if previous and history.is_ancestor(self.git, previous, head) else None
+        commits = history.last_commits(self.git, head, since)
+        head_time = history.commit_time(self.git, head)
         if commits is None or head_time is None:
             return
         with self.store.transaction():
@@ -574,7 +581,7 @@ class Engine:
 
     # -- status ---------------------------------------------------------------
     def status(self) -> Status:
-        scan = scan_workspace(self.workspace, self.config.index)
+        scan = scan_workspace(self.workspace, self.config.index, self.git)
         plan = self._plan(scan.files)
         files, chunks = self.reader.counts()
         size = sum(p.stat().st_size for p in self.index_dir.rglob("*") if p.is_file())
@@ -695,11 +702,11 @@ class Engine:
         """Answer from the code as it was at ``ref``: a snapshot of that commit indexed in the
         cache (never the user's working tree), its chunks embedded through the shared cache."""
         try:
-            sha, tree = history.snapshot(self.workspace, ref, cache_root())
+            sha, tree = history.snapshot(self.git, ref, cache_root())
         except history.HistoryError as exc:
             raise EngineError(str(exc)) from exc
         with Engine(
-            tree, tree.parent / "index", config=self.config, embedder=self._embedder
+            tree, tree.parent / "index", config=self.config, embedder=self._embedder, use_git=False
         ) as past:
             result = past.find(req)
         result.workspace = str(self.workspace)

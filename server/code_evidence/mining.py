@@ -22,7 +22,7 @@ from pathlib import Path
 
 from .chunk import detect_language, file_flags
 from .evaluate import Case
-from .scan import GitBlobs, git_output
+from .git import Git, GitBlobs
 
 MAX_SOURCE_FILES = 8  # more than this is a sweep, not one change with a place
 MIN_WORDS = 4
@@ -225,22 +225,25 @@ class _Record:
     changes: list[tuple[str, str]]  # (status letter, workspace-relative path)
 
 
-def _log(workspace: Path, commits: int | None, since: str | None) -> list[_Record]:
+def _log(git: Git, commits: int | None, since: str | None) -> list[_Record]:
     """Commits, newest first, with the files each changed, from one ``git log`` (a diff call
     per commit would spend most of a long history starting processes). No rename detection:
     a rename is a deletion and an addition, and an addition already disqualifies."""
     fmt = f"--format={RECORD}%H{UNIT}%P{UNIT}%an <%ae>{UNIT}%ct{UNIT}%B{UNIT}"
-    args = ["log", "--topo-order", "--raw", "-z", "--no-renames", "--relative", fmt]
+    args = ["log", "--no-show-signature", "--topo-order", "--raw", "-z", "--no-renames"]
+    args += ["--relative", fmt]
     if commits is not None:
         args.append(f"--max-count={commits}")
     args.append("HEAD")
     if since:
-        if git_output(workspace, "rev-parse", "-q", "--verify", f"{since}^{{commit}}") is None:
-            raise MiningError(f"--since {since!r} does not name a commit in {workspace}")
+        if git.resolve_commit(since) is None:
+            raise MiningError(f"--since {since!r} does not name a commit in {git.root}")
         args.append(f"^{since}")
-    out = git_output(workspace, *args, "--", ".", timeout=600)
+    out = git.output(*args, "--", ".", timeout=600)
     if out is None:
-        raise MiningError(f"{workspace}: not a git repository with commits (git log failed)")
+        raise MiningError(
+            git.refusal or f"{git.root}: not a git repository with commits (git log failed)"
+        )
     records = []
     for raw in out.decode("utf-8", "surrogateescape").split(RECORD)[1:]:
         parts = raw.split(UNIT, 5)
@@ -275,7 +278,7 @@ def _hunks(diff: bytes) -> dict[str, tuple[tuple[tuple[int, int], ...], int]]:
     return out
 
 
-def _mine_one(workspace: Path, blobs: GitBlobs, rec: _Record) -> MinedCommit | str:
+def _mine_one(git: Git, blobs: GitBlobs, rec: _Record) -> MinedCommit | str:
     """The commit as a case, or why it is not one."""
     sha, parent, message = rec.sha, rec.parents[0], rec.message
     changes = [(kind, path) for kind, path in rec.changes if is_source(path)]
@@ -286,8 +289,7 @@ def _mine_one(workspace: Path, blobs: GitBlobs, rec: _Record) -> MinedCommit | s
     if any(kind not in "MD" for kind, _ in changes):
         return "adds or renames source files"
     paths = sorted(path for _, path in changes)
-    diff = git_output(
-        workspace,
+    diff = git.output(
         "-c",
         "core.quotepath=false",
         "diff",
@@ -296,6 +298,7 @@ def _mine_one(workspace: Path, blobs: GitBlobs, rec: _Record) -> MinedCommit | s
         "--no-renames",
         "--no-color",
         "--no-ext-diff",
+        "--no-textconv",
         parent,
         sha,
         "--",
@@ -339,13 +342,16 @@ def mine(
     commits: int | None = None,
     since: str | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    git: Git | None = None,
 ) -> Mined:
     """Cases from the newest ``commits`` commits (all with None), only those after ``since``
-    when given; oldest first, so a split by position is a split by time."""
-    records = _log(workspace, commits, since)
+    when given; oldest first, so a split by position is a split by time. ``git``: the
+    workspace's hardened git (made here when not given)."""
+    git = git if git is not None else Git(workspace)
+    records = _log(git, commits, since)
     result = Mined([], len(records))
     seen: set[str] = set()
-    with GitBlobs(workspace) as blobs:
+    with git.blobs() as blobs:
         for n, rec in enumerate(reversed(records), 1):  # oldest first: the original is kept
             if progress:
                 progress("mine", n, len(records))
@@ -358,7 +364,7 @@ def mine(
             else:
                 reason = skip_reason_for_message(subject, rec.author)
             if reason is None:
-                mined = _mine_one(workspace, blobs, rec)
+                mined = _mine_one(git, blobs, rec)
                 if isinstance(mined, str):
                     reason = mined
                 elif mined.patch_id in seen:  # a cherry-pick of a commit already mined

@@ -19,7 +19,6 @@ import logging
 import os
 import re
 import stat
-import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +26,7 @@ from pathlib import Path
 import pathspec
 
 from .config import IndexConfig
+from .git import LIST_TIMEOUT_S, Git, GitState
 
 log = logging.getLogger(__name__)
 
@@ -99,33 +99,6 @@ BINARY_SNIFF_BYTES = 8192
 # over-long lines (a bundle with a short licence header still counts).
 MINIFIED_AVG_LINE = 500
 
-_LIST_TIMEOUT_S = 120.0
-_STATE_TIMEOUT_S = 30.0
-# Variables that would point git at some other repository than the workspace (set, e.g., when
-# we run inside a git hook).
-_GIT_LOCATION_VARS = (
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_COMMON_DIR",
-    "GIT_NAMESPACE",
-    "GIT_PREFIX",
-)
-
-
-@dataclass(frozen=True, slots=True)
-class GitState:
-    """Where the workspace stands in git. A non-repo is ``(False, None, None, None)``; a
-    detached HEAD has no branch; a repo without commits has no commit but names its unborn
-    branch."""
-
-    is_repo: bool
-    commit: str | None
-    branch: str | None
-    dirty: bool | None
-
 
 @dataclass(frozen=True, slots=True)
 class FileEntry:
@@ -159,118 +132,6 @@ class SkipFile(Exception):
     def __init__(self, reason: str, detail: str = "") -> None:
         super().__init__(f"{reason}: {detail}" if detail else reason)
         self.reason = reason
-
-
-# --------------------------------------------------------------------------------------------
-# git
-
-
-def _git_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in _GIT_LOCATION_VARS}
-    env["GIT_TERMINAL_PROMPT"] = "0"
-    # Read-only use: never take index.lock (a refreshing `git status` would), so we cannot
-    # collide with the user's own git commands.
-    env["GIT_OPTIONAL_LOCKS"] = "0"
-    return env
-
-
-def _git_cmd(root: Path, *args: str) -> list[str]:
-    """``safe.directory=*`` lets a checkout owned by another user work; in exchange we switch off
-    ``core.fsmonitor``, the one setting through which a plain ``status`` would run a command
-    configured inside that repository."""
-    return [
-        "git",
-        "-c",
-        "safe.directory=*",
-        "-c",
-        "core.fsmonitor=false",
-        "-C",
-        os.fspath(root),
-        *args,
-    ]
-
-
-def git_output(root: Path, *args: str, timeout: float = _STATE_TIMEOUT_S) -> bytes | None:
-    """stdout of one git command, or None when git is missing, fails or hangs."""
-    cmd = _git_cmd(root, *args)
-    try:
-        proc = subprocess.run(
-            cmd,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            env=_git_env(),
-            timeout=timeout,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError) as exc:
-        log.debug("git %s failed: %s", args[0] if args else "", exc)
-        return None
-    if proc.returncode != 0:
-        log.debug("git %s: rc=%s %s", args[0] if args else "", proc.returncode, proc.stderr[:500])
-        return None
-    return proc.stdout
-
-
-class GitBlobs:
-    """File contents at any commit through one ``git cat-file --batch`` process: mining and
-    replaying history read thousands of blobs, and a ``git show`` each would spend most of
-    the run starting processes. Paths are relative to ``root``."""
-
-    def __init__(self, root: Path) -> None:
-        self._proc = subprocess.Popen(
-            _git_cmd(root, "cat-file", "--batch"),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=_git_env(),
-        )
-
-    def __enter__(self) -> GitBlobs:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def read(self, rev: str, path: str) -> bytes | None:
-        """The blob at ``rev:path``, or None when there is none (or it is not a file)."""
-        assert self._proc.stdin is not None and self._proc.stdout is not None
-        self._proc.stdin.write(f"{rev}:./{path}\n".encode("utf-8", "surrogateescape"))
-        self._proc.stdin.flush()
-        header = self._proc.stdout.readline().split()
-        if len(header) != 3:  # "<name> missing": nothing follows
-            return None
-        data = self._proc.stdout.read(int(header[2]))
-        self._proc.stdout.read(1)  # the newline after the contents
-        return data if header[1] == b"blob" else None  # a folder or submodule: read past it
-
-    def close(self) -> None:
-        if self._proc.stdin:
-            self._proc.stdin.close()
-        self._proc.wait(timeout=10)
-
-
-def _line(out: bytes | None) -> str | None:
-    if out is None:
-        return None
-    text = out.decode("utf-8", "replace").strip()
-    return text or None
-
-
-def git_state(root: Path) -> GitState:
-    if git_output(root, "rev-parse", "--show-toplevel") is None:
-        return GitState(False, None, None, None)
-    commit = _line(git_output(root, "rev-parse", "-q", "--verify", "HEAD^{commit}"))
-    branch = _line(git_output(root, "symbolic-ref", "--short", "-q", "HEAD"))
-    status = git_output(
-        root,
-        "status",
-        "--porcelain",
-        "-z",
-        "--untracked-files=normal",
-        "--ignore-submodules",
-    )
-    dirty = None if status is None else bool(status.strip(b"\0"))
-    return GitState(True, commit, branch, dirty)
 
 
 # --------------------------------------------------------------------------------------------
@@ -434,16 +295,15 @@ class _Collector:
         return ScanResult(self.root, git, files, dict(self.skipped), list(self.examples))
 
 
-def _scan_git(col: _Collector) -> bool:
+def _scan_git(col: _Collector, git: Git) -> bool:
     """Fill ``col`` from ``git ls-files``; False when git could not list the tree."""
-    out = git_output(
-        col.root,
+    out = git.output(
         "ls-files",
         "-z",
         "--cached",
         "--others",
         "--exclude-standard",
-        timeout=_LIST_TIMEOUT_S,
+        timeout=LIST_TIMEOUT_S,
     )
     if out is None:
         return False
@@ -563,20 +423,24 @@ def _scan_walk(col: _Collector) -> None:
             stack.append((path, ignores))
 
 
-def scan_workspace(root: Path, cfg: IndexConfig) -> ScanResult:
-    """List the files to index under ``root``; reads no file contents."""
+def scan_workspace(root: Path, cfg: IndexConfig, git: Git | None = None) -> ScanResult:
+    """List the files to index under ``root``; reads no file contents. ``git`` is the
+    workspace's hardened git (one is made when not given); where it refuses the repository
+    (another user's), the folder is walked like any other."""
     real_root = Path(os.path.realpath(root))
     if not real_root.is_dir():
         raise NotADirectoryError(f"workspace {os.fspath(root)!r} is not a directory")
-    git = git_state(real_root)
+    if git is None:
+        git = Git(real_root)
+    state = git.state()
     col = _Collector(real_root, cfg)
-    if git.is_repo and not _scan_git(col):
+    if state.is_repo and not _scan_git(col, git):
         log.warning("git ls-files failed in %s; walking the folder instead", real_root)
         col = _Collector(real_root, cfg)
         _scan_walk(col)
-    elif not git.is_repo:
+    elif not state.is_repo:
         _scan_walk(col)
-    return col.result(git)
+    return col.result(state)
 
 
 # --------------------------------------------------------------------------------------------

@@ -187,6 +187,7 @@ def tune(
             n: {"train": asdict(t), "validation": asdict(v)} for n, (t, v) in scores.items()
         },
         "chosen": chosen,
+        "unsafe_trees": dict(history.unsafe),
         "shipped": bool(settings),
         "refusal": refusal,
         "before": {"train": asdict(scores[DEFAULT][0]), "validation": asdict(scores[DEFAULT][1])},
@@ -220,6 +221,8 @@ def render_tune(report: dict[str, Any]) -> str:
         f"{report['validation_cases']} validation (newer), {report['seconds']} s",
         f"{'':<22} {'train MRR@10':>13} {'chunk@10':>9} {'valid MRR@10':>13} {'chunk@10':>9}",
     ]
+    for commit, why in report.get("unsafe_trees", {}).items():
+        lines.insert(1, f"refused    {commit[:12]}: {why}; its questions were not asked")
     for name, c in report["candidates"].items():
         t, v = c["train"], c["validation"]
         lines.append(

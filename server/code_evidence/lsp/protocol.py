@@ -27,6 +27,9 @@ CMD_SHOW_RELATED = "codeEvidence.showRelated"
 COMMANDS = (CMD_FIND, CMD_REINDEX, CMD_STATUS, CMD_SHOW_RELATED)
 
 SETTINGS_SECTION = "codeEvidence"
+# A top-level initializationOptions key, outside the settings section on purpose: settings can
+# also come from workspace/configuration, which reads files inside the repository.
+TRUST_OTHER_OWNER = "trustOtherOwner"
 
 INTENTS: tuple[str, ...] = tuple(i for i in get_args(Intent))
 INDEX_STATES = ("indexing", "partial", "ready")

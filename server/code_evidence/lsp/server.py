@@ -152,6 +152,10 @@ class CodeEvidenceServer(LanguageServer):
         self.related = hover.RelatedCache()
         self.reporter = _Reporter(self)
         self._multi_root = False
+        # The user's opt-in to run git in repositories other users own: only from
+        # initializationOptions (what the editor's own configuration starts the server with),
+        # never from settings that a workspace's files can carry.
+        self.trust_other_owner = False
 
     # -- plumbing ----------------------------------------------------------------
     def call_soon(self, fn: Callable[..., Any], *args: Any) -> None:
@@ -197,7 +201,12 @@ class CodeEvidenceServer(LanguageServer):
         if root in self.sessions:
             return self.sessions[root]
         try:
-            session = FolderSession(root, self.reporter, self.index_dir_for(root))
+            session = FolderSession(
+                root,
+                self.reporter,
+                self.index_dir_for(root),
+                trust_other_owner=self.trust_other_owner,
+            )
         except (EngineError, ConfigError, OSError) as exc:
             self.failed[root] = str(exc)
             log.error("cannot open %s: %s", root, exc)
@@ -387,7 +396,16 @@ SERVER = CodeEvidenceServer()
 @SERVER.feature(types.INITIALIZE)
 def on_initialize(ls: CodeEvidenceServer, params: types.InitializeParams) -> None:
     ls.loop = asyncio.get_running_loop()
-    section = protocol.settings_section(params.initialization_options)
+    options = params.initialization_options
+    if isinstance(options, dict):
+        trust = options.pop(protocol.TRUST_OTHER_OWNER, False)
+        if not isinstance(trust, bool):
+            ls.settings_warnings.append(
+                f"initialization option {protocol.TRUST_OTHER_OWNER!r} must be true or false; "
+                "ignored"
+            )
+        ls.trust_other_owner = trust is True
+    section = protocol.settings_section(options)
     if section is not None:
         ls.settings, ls.settings_warnings = protocol.parse_settings(section)
     roots: list[Path] = []

@@ -75,8 +75,9 @@ class FolderSession:
         index_dir: Path | None = None,
         quiet_s: float = watch.QUIET_S,
         max_wait_s: float = watch.MAX_WAIT_S,
+        trust_other_owner: bool = False,
     ) -> None:
-        self.engine = Engine(root, index_dir)
+        self.engine = Engine(root, index_dir, trust_other_owner=trust_other_owner)
         self.engine.preload_models()
         self.root = self.engine.workspace
         self.reporter = reporter
@@ -106,10 +107,12 @@ class FolderSession:
         self.last_report: IndexReport | None = None
         self._last_payload: dict[str, Any] | None = None
         self._head = self.indexed_head()
-        self._ignore = IgnoreFilter(self.root, in_git=_in_git(self.root))
+        self._ignore = IgnoreFilter(self.root, self.engine.git)
         self._cancel: threading.Event | None = None  # set while a pass runs: close() cancels it
         self._debouncer = Debouncer(self._on_batch, quiet_s, max_wait_s)
-        self.watcher = FolderWatcher(self.root, self._debouncer, skip=[self.engine.index_dir])
+        self.watcher = FolderWatcher(
+            self.root, self._debouncer, self.engine.git, skip=[self.engine.index_dir]
+        )
         self._worker = threading.Thread(target=self._run, name="ce-index", daemon=True)
 
     # -- lifecycle -------------------------------------------------------------
@@ -461,7 +464,3 @@ def _read_disk(path: Path) -> str | None:
 
 def _normalise(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
-
-
-def _in_git(root: Path) -> bool:
-    return any((p / ".git").exists() for p in (root, *root.parents))

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 import os
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -42,6 +41,8 @@ from watchdog.events import (
 )
 from watchdog.observers import Observer
 
+from ..git import Git
+
 log = logging.getLogger(__name__)
 
 # Opens and reads are not changes. They are not even subscribed to: an index pass opens every
@@ -61,7 +62,6 @@ _EVENT_FILTER: list[type[FileSystemEvent]] = [
     DirDeletedEvent,
     DirMovedEvent,
 ]
-_GIT_TIMEOUT_S = 10
 QUIET_S = 0.3  # a burst ends after this long without events...
 MAX_WAIT_S = 3.0  # ...or this long after its first event, whichever comes first
 
@@ -138,30 +138,6 @@ class Debouncer:
                 log.exception("handling a batch of file changes failed")
 
 
-def _git_dirs(root: Path) -> list[Path]:
-    """The repository's git folder and, for a linked worktree, its common folder."""
-    dirs: list[Path] = []
-    for arg in ("--absolute-git-dir", "--git-common-dir"):
-        try:
-            out = subprocess.run(
-                ["git", "-C", str(root), "rev-parse", arg],
-                capture_output=True,
-                text=True,
-                timeout=_GIT_TIMEOUT_S,
-                check=False,
-                stdin=subprocess.DEVNULL,
-            )
-        except (OSError, subprocess.SubprocessError):
-            return dirs
-        if out.returncode != 0 or not out.stdout.strip():
-            return dirs
-        p = Path(out.stdout.strip())
-        p = (root / p).resolve() if not p.is_absolute() else p.resolve()
-        if p not in dirs:
-            dirs.append(p)
-    return dirs
-
-
 def _is_head_file(rel: str) -> bool:
     """Files whose change means HEAD may point at another commit."""
     if rel.endswith(".lock"):
@@ -171,11 +147,12 @@ def _is_head_file(rel: str) -> bool:
 
 class IgnoreFilter:
     """Drops paths the index never holds, using git's own rules inside a repository and the
-    top-level ``.gitignore`` outside one."""
+    top-level ``.gitignore`` outside one (or where git is refused)."""
 
-    def __init__(self, root: Path, in_git: bool) -> None:
+    def __init__(self, root: Path, git: Git) -> None:
         self.root = root
-        self.in_git = in_git
+        self.git = git
+        self.in_git = git.is_repo()
         self._spec: pathspec.GitIgnoreSpec | None = None
         self._spec_mtime: float | None = None
 
@@ -194,19 +171,7 @@ class IgnoreFilter:
         return [r for r in rels if r not in ignored]
 
     def _git_ignored(self, rels: list[str]) -> set[str]:
-        try:
-            out = subprocess.run(
-                ["git", "-C", str(self.root), "check-ignore", "-z", "--stdin"],
-                input="\0".join(rels).encode("utf-8", "surrogateescape") + b"\0",
-                capture_output=True,
-                timeout=_GIT_TIMEOUT_S,
-                check=False,
-            )
-        except (OSError, subprocess.SubprocessError):
-            return set()
-        if out.returncode not in (0, 1):  # 1: nothing ignored
-            return set()
-        return {p.decode("utf-8", "surrogateescape") for p in out.stdout.split(b"\0") if p}
+        return self.git.ignored(rels) or set()
 
     def _spec_ignored(self, rels: list[str]) -> set[str]:
         path = self.root / ".gitignore"
@@ -243,10 +208,12 @@ class _Handler(FileSystemEventHandler):
 class FolderWatcher:
     """Watches one workspace folder (and its git folder) and feeds a :class:`Debouncer`."""
 
-    def __init__(self, root: Path, debouncer: Debouncer, skip: Iterable[Path] = ()) -> None:
+    def __init__(
+        self, root: Path, debouncer: Debouncer, git: Git, skip: Iterable[Path] = ()
+    ) -> None:
         self.root = root
         self.debouncer = debouncer
-        self.git_dirs = _git_dirs(root)
+        self.git_dirs = git.git_dirs()
         self._skip = [str(p) for p in skip]
         self._observer = Observer()
         self.error: str | None = None
