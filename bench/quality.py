@@ -11,7 +11,12 @@ so they can be grouped any way) and, for the ``full`` configuration, checked aga
 shared ``score.py`` run as a subprocess: a metric drift between the two is a bug in this file
 and stops the run.
 
+Two workspace modes, each with its own workspace and index roots so they never mix: sdist
+workspaces (the default; the Python datasets only) and, with ``--history``, git checkouts at each
+base tag with their past (``materialize.py --history``), which adds the non-Python datasets.
+
   PYTHONPATH=server python bench/quality.py --ws /tmp/bench-ws
+  PYTHONPATH=server python bench/quality.py --history
   PYTHONPATH=server python bench/quality.py --dataset click-8.3.0-commits --cases-limit 5
 """
 
@@ -26,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -42,6 +48,7 @@ from code_evidence.engine import Engine  # noqa: E402
 from code_evidence.evaluate import (  # noqa: E402
     COMMIT_POOLED,
     CONFIGS,
+    GROUP_ORDER,
     HARD_NEGATIVES,
     LIMIT,
     METRICS,
@@ -62,8 +69,9 @@ from code_evidence.evaluate import (  # noqa: E402
 
 DEFAULT_SHARED = REPO.parent / "shared" / "bench"
 CACHE_ROOT = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "code-evidence-bench"
-DEFAULT_WS = CACHE_ROOT / "ws"
-DEFAULT_INDEX_ROOT = CACHE_ROOT / "index"
+# Per mode: sdist workspaces and git checkouts with history never share a folder or an index.
+DEFAULT_WS = {"sdist": CACHE_ROOT / "ws", "history": CACHE_ROOT / "ws-history"}
+DEFAULT_INDEX_ROOT = {"sdist": CACHE_ROOT / "index", "history": CACHE_ROOT / "index-history"}
 # Traceback cases built from the same workspaces (bench/failures/README.md); one file per dataset.
 FAILURES_DIR = REPO / "bench" / "failures" / "cases"
 
@@ -74,13 +82,50 @@ FAILURE_GROUPS = ("trace", "message")
 
 # Best reference method per group, from the "Reference baselines (dev set)" table of
 # shared/bench/README.md: hybrid-rrf for commit a and docstring, hybrid-rrf+open for commit b.
-REFERENCE: dict[str, tuple[str, float, float]] = {  # group -> (method, MRR@10, chunk@10)
+Reference = dict[str, tuple[str, float, float | None]]  # group -> (method, MRR@10, chunk@10)
+REFERENCE: Reference = {
     "commit a": ("hybrid-rrf", 0.643, 0.640),
     "commit b": ("hybrid-rrf+open", 0.756, 0.650),
     "docstring": ("hybrid-rrf", 0.691, 0.676),
 }
+# The same for the five non-Python commit datasets, pooled ("Pooled over the five non-Python
+# commit datasets" table). The README gives no chunk@10 per dataset, so the per-dataset rows and
+# what is derived from them (macro average, pooled without zod) compare on MRR@10 alone.
+REFERENCE_NON_PYTHON: Reference = {
+    "commit a": ("hybrid-rrf", 0.562, 0.633),
+    "commit b": ("hybrid-rrf+open", 0.522, 0.469),
+}
+METHOD = {"commit a": "hybrid-rrf", "commit b": "hybrid-rrf+open"}  # the best, per variant
+# "Per dataset, MRR@10 of the best reference (hybrid-rrf for a, hybrid-rrf+open for b)".
+REFERENCE_DATASET: dict[str, dict[str, float]] = {
+    "fastify-v4.24.0-commits": {"commit a": 0.337, "commit b": 0.128},
+    "zod-v3.22.0-commits": {"commit a": 0.581, "commit b": 0.539},
+    "gin-v1.9.0-commits": {"commit a": 0.536, "commit b": 0.478},
+    "bytes-v1.4.0-commits": {"commit a": 0.728, "commit b": 0.786},
+    "javapoet-1.9.0-commits": {"commit a": 0.632, "commit b": 0.653},
+}
+# Left out of one non-Python pooled row: zod keeps a generated copy of its sources (deno/lib/),
+# so most of its commits have twin gold files, and in variant b the open file's twin is gold.
+WITHOUT = "zod-v3.22.0-commits"
 # Project goals: MRR@10 pooled over all commit cases (a+b) and over docstring cases.
 GOALS: dict[str, float] = {COMMIT_POOLED: 0.75, "docstring": 0.85}
+# A dataset's language is the one most of its gold files are written in.
+LANGUAGES = {
+    ".py": "Python",
+    ".js": "JavaScript",
+    ".mjs": "JavaScript",
+    ".cjs": "JavaScript",
+    ".ts": "TypeScript",
+    ".tsx": "TypeScript",
+    ".go": "Go",
+    ".rs": "Rust",
+    ".java": "Java",
+}
+PYTHON = "Python"
+# Rows of the per-language table besides one per language.
+NON_PYTHON_POOLED = "non-Python pooled"
+NON_PYTHON_MACRO = "non-Python macro"
+NON_PYTHON_WITHOUT = "non-Python pooled w/o zod"
 
 
 # --------------------------------------------------------------------------- data
@@ -94,6 +139,7 @@ class DatasetRun:
     index_s: float
     index_report: Any
     runs: dict[str, list[CaseRun]]  # configuration -> one run per case
+    language: str
 
 
 def load_manifest(shared: Path) -> list[dict[str, Any]]:
@@ -138,17 +184,35 @@ def read_cases(path: Path, dataset: str, cases_limit: int | None) -> list[Case]:
     return cases
 
 
-def ensure_workspace(shared: Path, ws_root: Path, name: str) -> Path:
-    """Materialize with the shared script when missing, so results always use its exact bytes."""
+def in_sdist_mode(dataset: dict[str, Any]) -> bool:
+    """Whether the dataset has an sdist workspace; the others exist only as git checkouts."""
+    return "pypi" in dataset["source"]
+
+
+def ensure_workspace(shared: Path, ws_root: Path, dataset: dict[str, Any], history: bool) -> Path:
+    """Materialize with the shared script when missing, so results always use its exact bytes,
+    and refuse a workspace laid out for the other mode."""
+    name = dataset["name"]
     ws = ws_root / name
     if not ws.is_dir():
         ws_root.mkdir(parents=True, exist_ok=True)
-        log(f"{name}: materializing into {ws_root}")
+        log(f"{name}: materializing into {ws_root}" + (" (--history)" if history else ""))
         cmd = [sys.executable, str(shared / "materialize.py"), "--dest", str(ws_root)]
-        subprocess.run([*cmd, "--dataset", name], check=True)
+        subprocess.run([*cmd, "--dataset", name, *(["--history"] if history else [])], check=True)
     if not ws.is_dir():
         raise SystemExit(f"{ws}: workspace missing after materialize.py")
+    is_git = (ws / ".git").exists()
+    if history and "git" in dataset["source"] and not is_git:
+        raise SystemExit(f"{ws}: not a git checkout; --history needs its own --ws root")
+    if not history and is_git:
+        raise SystemExit(f"{ws}: a git checkout (--history layout); sdist mode needs its own --ws")
     return ws
+
+
+def dataset_language(cases: list[Case]) -> str:
+    """The language most gold files of the dataset are written in ("other" if none is known)."""
+    counts = Counter(LANGUAGES.get(Path(path).suffix, "other") for c in cases for path in c.gold)
+    return counts.most_common(1)[0][0] if counts else "other"
 
 
 # --------------------------------------------------------------------------- metrics
@@ -276,7 +340,7 @@ def run_dataset(
     for conf, conf_runs in runs.items():
         errors = sum(1 for r in conf_runs if r.error)
         log(f"  {name} [{conf}]: {len(cases)} cases" + (f", {errors} errors" if errors else ""))
-    return DatasetRun(name, str(ws), str(index_dir), index_s, report, runs)
+    return DatasetRun(name, str(ws), str(index_dir), index_s, report, runs, dataset_language(cases))
 
 
 # --------------------------------------------------------------------------- report
@@ -290,19 +354,29 @@ def hard_negative_table(runs: list[CaseRun]) -> tuple[str, dict[str, dict[str, f
     return "\n".join(lines), data
 
 
-def comparison(groups: dict[str, dict[str, float | int | None]]) -> list[dict[str, Any]]:
-    """Against the best README baseline per group: PASS only when both MRR and chunk beat it."""
+Groups = dict[str, dict[str, float | int | None]]
+
+
+def comparison(
+    groups: Groups,
+    reference: Reference = REFERENCE,
+    scope: str = PYTHON,
+) -> list[dict[str, Any]]:
+    """Against the best README baseline per group: PASS only when MRR and chunk both reach it
+    (MRR alone where the README gives no chunk figure)."""
     rows = []
-    for g, (method, ref_mrr, ref_chunk) in REFERENCE.items():
+    for g, (method, ref_mrr, ref_chunk) in reference.items():
         a = groups.get(g)
         if not a or not a["n"]:
             continue
         mrr, chunk = a["MRR@10"], a["chunk@10"]
         d_mrr = None if mrr is None else mrr - ref_mrr
-        d_chunk = None if chunk is None else chunk - ref_chunk
-        ok = d_mrr is not None and d_chunk is not None and d_mrr >= 0 and d_chunk >= 0
+        d_chunk = None if chunk is None or ref_chunk is None else chunk - ref_chunk
+        chunk_ok = ref_chunk is None or (d_chunk is not None and d_chunk >= 0)
+        ok = d_mrr is not None and d_mrr >= 0 and chunk_ok
         rows.append(
             {
+                "scope": scope,
                 "group": g,
                 "reference": method,
                 "n": a["n"],
@@ -316,6 +390,116 @@ def comparison(groups: dict[str, dict[str, float | int | None]]) -> list[dict[st
             }
         )
     return rows
+
+
+def macro(rows: list[Groups]) -> Groups:
+    """Per group, the mean of the datasets' figures (each dataset weighs the same); ``n`` is
+    the number of cases behind it, ``datasets`` how many datasets."""
+    out: Groups = {}
+    for g in dict.fromkeys(g for r in rows for g in r):
+        aggs = [r[g] for r in rows if g in r and r[g]["n"]]
+        row: dict[str, float | int | None] = {"n": sum(int(a["n"] or 0) for a in aggs)}
+        for k in METRICS:
+            vals = [float(a[k]) for a in aggs if a[k] is not None]
+            row[k] = sum(vals) / len(vals) if vals else None
+        row["n_chunk"] = sum(int(a["n_chunk"] or 0) for a in aggs)
+        row["datasets"] = len(aggs)
+        out[g] = row
+    return out
+
+
+def language_rows(dataset_runs: list[DatasetRun], conf: str) -> dict[str, Groups]:
+    """One row per language (Python first, then in manifest order) and, when other languages
+    ran, the non-Python summaries: pooled, the macro average over their datasets, and pooled
+    without zod."""
+    langs = dict.fromkeys([PYTHON] + [dr.language for dr in dataset_runs])
+    rows: dict[str, Groups] = {}
+    for lang in langs:
+        runs = [r for dr in dataset_runs if dr.language == lang for r in dr.runs[conf]]
+        if runs:
+            rows[lang] = group_metrics(runs)
+    other = [dr for dr in dataset_runs if dr.language != PYTHON]
+    if other:
+        rows[NON_PYTHON_POOLED] = group_metrics([r for dr in other for r in dr.runs[conf]])
+        rows[NON_PYTHON_MACRO] = macro([group_metrics(dr.runs[conf]) for dr in other])
+        rest = [dr for dr in other if dr.name != WITHOUT]
+        if rest and len(rest) < len(other):
+            rows[NON_PYTHON_WITHOUT] = group_metrics([r for dr in rest for r in dr.runs[conf]])
+    return rows
+
+
+def references(
+    manifest: list[dict[str, Any]], dataset_runs: list[DatasetRun]
+) -> dict[str, Reference]:
+    """The best reference beside each row of the per-language and per-dataset tables: the
+    README's pooled tables (Python; the five non-Python datasets together), its per-dataset
+    MRR@10, and what follows from those: a language's n-weighted MRR@10 over its datasets
+    (with the manifest's case counts), their macro average, pooled without zod."""
+    n_cases = {d["name"]: d["n_cases"] for d in manifest}
+    ran = [dr.name for dr in dataset_runs if dr.name in REFERENCE_DATASET]
+
+    def weighted(names: list[str]) -> Reference:
+        out: Reference = {}
+        for g, method in METHOD.items():
+            n = [n_cases[d][g[-1]] for d in names]
+            if sum(n):
+                mrr = sum(REFERENCE_DATASET[d][g] * k for d, k in zip(names, n, strict=True))
+                out[g] = (method, mrr / sum(n), None)
+        return out
+
+    refs: dict[str, Reference] = {PYTHON: dict(REFERENCE)}
+    for lang in dict.fromkeys(dr.language for dr in dataset_runs if dr.language != PYTHON):
+        names = [dr.name for dr in dataset_runs if dr.language == lang]
+        if set(names) <= set(ran):
+            refs[lang] = weighted(names)
+    others = [dr.name for dr in dataset_runs if dr.language != PYTHON]
+    if ran and set(others) <= set(ran):
+        if set(ran) == set(REFERENCE_DATASET):
+            refs[NON_PYTHON_POOLED] = dict(REFERENCE_NON_PYTHON)
+        refs[NON_PYTHON_MACRO] = {
+            g: (m, sum(REFERENCE_DATASET[d][g] for d in ran) / len(ran), None)
+            for g, m in METHOD.items()
+        }
+        rest = [d for d in ran if d != WITHOUT]
+        if rest and len(rest) < len(ran):
+            refs[NON_PYTHON_WITHOUT] = weighted(rest)
+    return refs | {name: weighted([name]) for name in ran}
+
+
+def cell(a: dict[str, float | int | None] | None) -> str:
+    if not a or not a["n"]:
+        return "-"
+    return f"{fmt(a['MRR@10'], 0)} / {fmt(a['chunk@10'], 0)} ({a['n']})"
+
+
+def ref_cell(ref: tuple[str, float, float | None] | None) -> str:
+    if ref is None:
+        return "-"
+    return f"{ref[1]:.3f} / {'-' if ref[2] is None else f'{ref[2]:.3f}'}"
+
+
+def summary_table(
+    title: str, rows: dict[str, Groups], refs: dict[str, Reference], tags: dict[str, str]
+) -> str:
+    """Rows x groups of ``MRR@10 / chunk@10 (n)``, each commit group with its reference."""
+    present = {g for groups in rows.values() for g in groups}
+    groups = [g for g in GROUP_ORDER if g in present]
+    width = max(len(f"{name} {tags.get(name, '')}") for name in rows) + 1
+    cols: list[tuple[str, str, int]] = []  # (group, "" or "ref", width)
+    for g in groups:
+        cols.append((g, "", 22))
+        if g in METHOD:
+            cols.append((g, "ref", 14))
+    head = f"{'':<{width}}" + "".join(f"{'ref' if kind else g:>{w}}" for g, kind, w in cols)
+    lines = [title, head, "-" * len(head)]
+    for name, groups_of in rows.items():
+        label = f"{name} {tags.get(name, '')}".rstrip()
+        line = f"{label:<{width}}"
+        for g, kind, w in cols:
+            text = ref_cell(refs.get(name, {}).get(g)) if kind else cell(groups_of.get(g))
+            line += f"{text:>{w}}"
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def goals(groups: dict[str, dict[str, float | int | None]]) -> list[dict[str, Any]]:
@@ -337,20 +521,25 @@ def goals(groups: dict[str, dict[str, float | int | None]]) -> list[dict[str, An
 
 
 def comparison_table(
-    compare: dict[str, list[dict[str, Any]]], goal_rows: dict[str, list[dict[str, Any]]]
+    compare: dict[str, list[dict[str, Any]]],
+    goal_rows: dict[str, list[dict[str, Any]]],
+    primary: str,
 ) -> str:
-    """One table for every configuration, then one goal line per configuration."""
+    """One table for every configuration (per-dataset rows for ``primary`` only), then one goal
+    line per configuration."""
     head = (
-        f"{'config':<20} {'group':<10} {'reference':<16} {'MRR@10':>7} {'delta':>7} "
-        f"{'chunk@10':>8} {'delta':>7}  verdict"
+        f"{'config':<20} {'scope':<26} {'group':<10} {'reference':<16} {'ref MRR':>7} "
+        f"{'MRR@10':>7} {'delta':>7} {'ref chk':>7} {'chunk@10':>8} {'delta':>7}  verdict"
     )
-    refs = ", ".join(f"{g} {m} {a:.3f}/{b:.3f}" for g, (m, a, b) in REFERENCE.items())
-    lines = [f"vs README reference best (MRR@10/chunk@10: {refs})", head, "-" * len(head)]
+    lines = ["vs README reference best (MRR@10 / chunk@10)", head, "-" * len(head)]
     for conf, rows in compare.items():
         for r in rows:
+            if conf != primary and r["scope"] in REFERENCE_DATASET:
+                continue
             lines.append(
-                f"{conf:<20} {r['group']:<10} {r['reference']:<16} {fmt(r['MRR@10'], 7)} "
-                f"{signed(r['delta_MRR@10'])} {fmt(r['chunk@10'])} "
+                f"{conf:<20} {r['scope']:<26} {r['group']:<10} {r['reference']:<16} "
+                f"{fmt(r['ref_MRR@10'], 7)} {fmt(r['MRR@10'], 7)} {signed(r['delta_MRR@10'])} "
+                f"{fmt(r['ref_chunk@10'], 7)} {fmt(r['chunk@10'])} "
                 f"{signed(r['delta_chunk@10'])}  {'PASS' if r['pass'] else 'FAIL'}"
             )
     lines.append("")
@@ -432,7 +621,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("--shared", type=Path, default=DEFAULT_SHARED, help="shared bench folder")
-    ap.add_argument("--ws", type=Path, default=DEFAULT_WS, help="materialized workspaces root")
+    ap.add_argument(
+        "--history",
+        action="store_true",
+        help="git checkouts at each base tag with their past (materialize.py --history), which "
+        "adds the non-Python datasets; its own workspace and index roots",
+    )
+    ap.add_argument(
+        "--ws",
+        type=Path,
+        default=None,
+        help=f"materialized workspaces root (default {DEFAULT_WS['sdist']}, with --history "
+        f"{DEFAULT_WS['history']})",
+    )
     ap.add_argument("--dataset", action="append", help="only these datasets (repeatable)")
     ap.add_argument("--limit", type=int, default=LIMIT, help="results requested per query")
     ap.add_argument(
@@ -442,7 +643,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="run every stage configuration (default), or only `full`",
     )
     ap.add_argument("--out", type=Path, default=None, help="JSON report path")
-    ap.add_argument("--index-root", type=Path, default=DEFAULT_INDEX_ROOT)
+    ap.add_argument(
+        "--index-root",
+        type=Path,
+        default=None,
+        help=f"one index per dataset under it (default {DEFAULT_INDEX_ROOT['sdist']}, with "
+        f"--history {DEFAULT_INDEX_ROOT['history']})",
+    )
     ap.add_argument(
         "--reuse-index",
         action="store_true",
@@ -484,6 +691,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         except json.JSONDecodeError:
             ranking[key] = value
     args.ranking = ranking
+    args.mode = "history" if args.history else "sdist"
+    args.ws = args.ws or DEFAULT_WS[args.mode]
+    args.index_root = args.index_root or DEFAULT_INDEX_ROOT[args.mode]
     if args.limit < TOP_FILES:
         ap.error(f"--limit must be at least {TOP_FILES} (the metrics read the top {TOP_FILES})")
     if args.cases_limit is not None and args.cases_limit < 1:
@@ -501,7 +711,13 @@ def main(argv: list[str] | None = None) -> int:
     unknown = sorted(set(args.dataset or []) - set(known))
     if unknown:
         raise SystemExit(f"unknown dataset(s) {', '.join(unknown)}; known: {', '.join(known)}")
-    datasets = [d for d in manifest if not args.dataset or d["name"] in args.dataset]
+    asked = [d for d in manifest if not args.dataset or d["name"] in args.dataset]
+    datasets = [d for d in asked if args.history or in_sdist_mode(d)]
+    skipped = [d["name"] for d in asked if d not in datasets]
+    if skipped:  # not an error: these exist only as git checkouts
+        log(f"not in sdist mode (git checkouts only, run with --history): {', '.join(skipped)}")
+    if not datasets:
+        raise SystemExit("no dataset to run in sdist mode; pass --history")
     configs = list(CONFIGS) if args.ablation else ["full"]
     if args.configs:
         configs = args.configs
@@ -510,13 +726,13 @@ def main(argv: list[str] | None = None) -> int:
     if failures and not FAILURES_DIR.is_dir():
         raise SystemExit(f"{FAILURES_DIR}: missing (build it with bench/failures/make_cases.py)")
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    out: Path = args.out or result_path("quality")
+    out: Path = args.out or result_path(f"quality-{args.mode}")
     out.parent.mkdir(parents=True, exist_ok=True)
 
     started = time.perf_counter()
     dataset_runs: list[DatasetRun] = []
     for d in datasets:
-        ws = ensure_workspace(shared, args.ws.resolve(), d["name"])
+        ws = ensure_workspace(shared, args.ws.resolve(), d, args.history)
         cases = load_cases(shared, d, args.cases_limit)
         if failures:
             cases += load_failure_cases(FAILURES_DIR, d["name"], args.cases_limit)
@@ -534,8 +750,16 @@ def main(argv: list[str] | None = None) -> int:
             )
         )
 
-    pooled = {c: group_metrics([r for dr in dataset_runs for r in dr.runs[c]]) for c in configs}
+    # The pooled tables, the goals and the README reference are Python's (the shared dev set's
+    # "Pooled over the dev datasets"); other languages get their own rows and references.
+    python_runs = [dr for dr in dataset_runs if dr.language == PYTHON]
+    other_runs = [dr for dr in dataset_runs if dr.language != PYTHON]
+    pooled = {c: group_metrics([r for dr in python_runs for r in dr.runs[c]]) for c in configs}
+    pooled_other = {c: group_metrics([r for dr in other_runs for r in dr.runs[c]]) for c in configs}
     per_dataset = {c: {dr.name: group_metrics(dr.runs[c]) for dr in dataset_runs} for c in configs}
+    per_language = {c: language_rows(dataset_runs, c) for c in configs}
+    refs = references(manifest, dataset_runs)
+    languages = {dr.name: dr.language for dr in dataset_runs}
     latencies = {}
     for c in configs:
         runs = [r for dr in dataset_runs for r in dr.runs[c]]
@@ -555,21 +779,45 @@ def main(argv: list[str] | None = None) -> int:
         check = {"error": failure}
 
     for c in configs:
-        print(metrics_table(f"\n== {c} (pooled over {len(dataset_runs)} datasets)", pooled[c]))
-    print(f"\nper dataset [{primary}]: MRR@10 / chunk@10")
-    for name, groups in per_dataset[primary].items():
-        cells = ", ".join(
-            f"{g} n={a['n']} {fmt(a['MRR@10'], 0)} / {fmt(a['chunk@10'], 0)}"
-            for g, a in groups.items()
-            if g != COMMIT_POOLED
+        print(
+            metrics_table(f"\n== {c} (pooled over {len(python_runs)} Python datasets)", pooled[c])
         )
-        print(f"  {name:<24} {cells}")
-    negatives_text, negatives = hard_negative_table(full_runs)
-    print(f"\nhard negatives [{primary}]: share of cases where one outranks the gold file")
+        if other_runs:
+            title = f"\n== {c} (pooled over {len(other_runs)} non-Python datasets)"
+            print(metrics_table(title, pooled_other[c]))
+    if other_runs:
+        for c in configs:
+            title = f"\nper language [{c}]: MRR@10 / chunk@10 (n), ref = best reference"
+            print(summary_table(title, per_language[c], refs, {}))
+    title = f"\nper dataset [{primary}]: MRR@10 / chunk@10 (n), ref = best reference"
+    print(
+        summary_table(
+            title, per_dataset[primary], refs, {k: f"({v})" for k, v in languages.items()}
+        )
+    )
+    negatives_text, negatives = hard_negative_table(
+        [r for dr in python_runs for r in dr.runs[primary]]
+    )
+    print(f"\nhard negatives [{primary}, Python]: share of cases where one outranks the gold file")
     print(negatives_text)
-    compare = {c: comparison(pooled[c]) for c in configs}
+    negatives_other: dict[str, dict[str, float]] = {}
+    if other_runs:
+        text, negatives_other = hard_negative_table(
+            [r for dr in other_runs for r in dr.runs[primary]]
+        )
+        print(f"\nhard negatives [{primary}, non-Python]")
+        print(text)
+    compare: dict[str, list[dict[str, Any]]] = {}
+    for c in configs:
+        rows = {**per_language[c], **per_dataset[c]}
+        compare[c] = [
+            row
+            for scope, ref in refs.items()
+            if scope in rows
+            for row in comparison(rows[scope], ref, scope)
+        ]
     goal_rows = {c: goals(pooled[c]) for c in configs}
-    print("\n" + comparison_table(compare, goal_rows))
+    print("\n" + comparison_table(compare, goal_rows, primary))
     if any(g in pooled[primary] for g in FAILURE_GROUPS):
         print(f"({', '.join(FAILURE_GROUPS)}: local cases, no reference baseline to compare with)")
     print("\n" + latency_table(latencies))
@@ -584,6 +832,8 @@ def main(argv: list[str] | None = None) -> int:
             f"embedded, {getattr(rep, 'vectors_from_cache', '?')} from cache"
         )
         print(f"  {dr.name:<24} {dr.index_s:>7.1f}s{cache}")
+    if skipped:
+        print(f"\nnot in sdist mode (run with --history): {', '.join(skipped)}")
     if failure is None:
         groups_checked = ", ".join(check["groups_checked"])
         print(f"\nscore.py agrees with these metrics for [{primary}] (groups: {groups_checked})")
@@ -591,6 +841,7 @@ def main(argv: list[str] | None = None) -> int:
     report = {
         "created": stamp,
         "wall_s": round(time.perf_counter() - started, 1),
+        "mode": args.mode,
         "git": git_state(),
         "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
         "engine_config": schema.to_json_dict(config.Config()),
@@ -602,13 +853,19 @@ def main(argv: list[str] | None = None) -> int:
             }
             for c in configs
         },
+        "skipped_datasets": skipped,
+        "languages": languages,
         "reference": {
-            g: {"method": m, "MRR@10": a, "chunk@10": b} for g, (m, a, b) in REFERENCE.items()
+            scope: {g: {"method": m, "MRR@10": a, "chunk@10": b} for g, (m, a, b) in ref.items()}
+            for scope, ref in refs.items()
         },
         "goals": GOALS,
-        "metrics": pooled,
+        "metrics": pooled,  # Python datasets
+        "metrics_non_python": pooled_other,
+        "per_language": per_language,
         "per_dataset": per_dataset,
-        "hard_negatives": negatives,
+        "hard_negatives": negatives,  # Python datasets
+        "hard_negatives_non_python": negatives_other,
         "comparison": compare,
         "goal_check": goal_rows,
         "latency": latencies,
@@ -624,6 +881,16 @@ def main(argv: list[str] | None = None) -> int:
         "score_py": check,
         "full_results_jsonl": str(out.with_suffix(".full.jsonl")),
         "cases_full": [per_case_record(r) for r in full_runs],
+        # Every configuration per case, [MRR@10, chunk@10] (chunk None where not scored), so
+        # two runs can be diffed case by case on any ablation row.
+        "cases_by_config": {
+            c: {
+                r.case.id: [r.metrics.get("MRR@10"), r.metrics.get("chunk@10")]
+                for dr in dataset_runs
+                for r in dr.runs[c]
+            }
+            for c in configs
+        },
     }
     out.write_text(json.dumps(rounded(report), indent=1) + "\n", encoding="utf-8")
     print(f"\nwrote {out}")

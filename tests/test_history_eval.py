@@ -104,6 +104,22 @@ def test_score_case_follows_the_shared_metric_definitions() -> None:
     assert m["MRR@10"] == 0.5 and m["R@1"] == 0.0 and m["R@5"] == 0.5 and m["chunk@10"] == 1.0
 
 
+def test_variant_b_scores_without_the_open_file() -> None:
+    """The shared rule: in variant b the open file's results neither help nor hurt; in a and c
+    (the open file is gold) every result counts."""
+    from code_evidence.evaluate import Hit
+
+    gold = {"b.py": ((1, 2),)}
+    hits = [Hit("open.py", 1, 5)] * 10 + [Hit("b.py", 1, 2)]
+    b = score_case(Case("x:b", "d", "commit", "b", "q", "open.py", gold), hits)
+    assert b["MRR@10"] == 1.0 and b["R@1"] == 1.0 and b["chunk@10"] == 1.0
+    a = score_case(Case("x:a", "d", "commit", "a", "q", None, gold), hits)
+    assert a["MRR@10"] == 0.5 and a["chunk@10"] == 0.0
+    c_gold = {"open.py": ((1, 2),), **gold}
+    c = score_case(Case("x:c", "d", "commit", "c", "q", "open.py", c_gold), hits)
+    assert c["MRR@10"] == 1.0 and c["R@1"] == 0.5 and c["chunk@10"] == 1.0
+
+
 # --------------------------------------------------------------------------- mining
 
 

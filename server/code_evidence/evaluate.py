@@ -38,7 +38,9 @@ class Case:
     id: str
     dataset: str
     kind: str  # commit | docstring | trace | message
-    variant: str  # a: no open file | b: the user is in ``open_file``
+    # a: no open file | b: the user is in ``open_file``, which is never gold | c: the user is in
+    # ``open_file`` and it is gold (user-built groups; scored like a)
+    variant: str
     query: str
     open_file: str | None
     gold: dict[str, tuple[tuple[int, int], ...]]  # path -> gold line ranges (labels only)
@@ -105,9 +107,18 @@ def file_ranking(hits: Iterable[Hit]) -> list[str]:
     return list(dict.fromkeys(h.path for h in hits))
 
 
+def scored(case: Case, path: str) -> bool:
+    """Whether a result in ``path`` takes part in scoring. The shared bench rule: in variant b
+    the results in the open file are removed before scoring, so they neither help nor hurt (an
+    engine is free to show the file one is in); variants a and c score every result."""
+    return not (case.variant == "b" and case.open_file is not None and path == case.open_file)
+
+
 def score_case(case: Case, hits: list[Hit]) -> dict[str, float]:
-    """README metrics for one case; ``chunk@10`` is absent when no gold file has ranges."""
+    """README metrics for one case; ``chunk@10`` is absent when no gold file has ranges.
+    ``hits`` is the engine's answer as given: the variant-b rule (:func:`scored`) applies here."""
     gold = case.gold
+    hits = [h for h in hits if scored(case, h.path)]
     files = file_ranking(hits)[:TOP_FILES]
     m: dict[str, float] = {f"R@{k}": len(set(files[:k]) & gold.keys()) / len(gold) for k in KS}
     first = next((i for i, p in enumerate(files) if p in gold), None)
@@ -207,6 +218,9 @@ HARD_NEGATIVES = ("test", "vendored/generated", "same-name")
 
 
 def hard_negatives(eng: Engine, case: Case, results: list[Evidence]) -> list[str]:
+    """Kinds of result ranked above the first gold file, among the results the metrics score
+    (in variant b, nothing in the open file counts, as in :func:`score_case`)."""
+    results = [e for e in results if scored(case, e.path)]
     gold_rank = next((i for i, e in enumerate(results) if e.path in case.gold), TOP_FILES)
     gold_names = set()
     for path, ranges in case.gold.items():
