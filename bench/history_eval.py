@@ -34,10 +34,16 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "server"))
 sys.path.insert(0, str(REPO / "bench"))
 
-from code_evidence.backtest import evaluate_history, load_history, render_report  # noqa: E402
 from code_evidence.config import Config  # noqa: E402
 from code_evidence.engine import Engine  # noqa: E402
-from quality import CACHE_ROOT, DEFAULT_SHARED, DEFAULT_WS, ensure_workspace  # noqa: E402
+from code_evidence.evaluation.backtest import evaluate_history, load_history, render_report  # noqa: E402
+from quality import (  # noqa: E402
+    CACHE_ROOT,
+    DEFAULT_SHARED,
+    DEFAULT_WS,
+    ensure_workspace,
+    load_manifest,
+)
 from report import result_path  # noqa: E402
 
 SOURCE_DATASET = "flask-3.1.0-commits"
@@ -110,7 +116,8 @@ def build_history(commits: int) -> Path:
     if (root / ".git").is_dir() and (root / ".complete").is_file():
         return root
     shutil.rmtree(root, ignore_errors=True)
-    source = ensure_workspace(DEFAULT_SHARED, DEFAULT_WS, SOURCE_DATASET)
+    dataset = next(d for d in load_manifest(DEFAULT_SHARED) if d["name"] == SOURCE_DATASET)
+    source = ensure_workspace(DEFAULT_SHARED, DEFAULT_WS["sdist"], dataset, history=False)
     shutil.copytree(source, root)
     git(root, "init", "-q", "-b", "main")
     git(root, "config", "user.email", "bench@example.com")

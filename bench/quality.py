@@ -43,9 +43,9 @@ from report import result_path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "server"))
 
-from code_evidence import config, schema  # noqa: E402
+from code_evidence import api, config  # noqa: E402
 from code_evidence.engine import Engine  # noqa: E402
-from code_evidence.evaluate import (  # noqa: E402
+from code_evidence.evaluation.evaluate import (  # noqa: E402
     COMMIT_POOLED,
     CONFIGS,
     GROUP_ORDER,
@@ -844,7 +844,7 @@ def main(argv: list[str] | None = None) -> int:
         "mode": args.mode,
         "git": git_state(),
         "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
-        "engine_config": schema.to_json_dict(config.Config()),
+        "engine_config": api.to_json_dict(config.Config()),
         "configurations": {
             c: {
                 "stages": sorted(CONFIGS[c].stages) if CONFIGS[c].stages else "default",
@@ -874,7 +874,7 @@ def main(argv: list[str] | None = None) -> int:
                 "seconds": round(dr.index_s, 2),
                 "index_dir": dr.index_dir,
                 "workspace": dr.workspace,
-                "report": schema.to_json_dict(dr.index_report),
+                "report": api.to_json_dict(dr.index_report),
             }
             for dr in dataset_runs
         },

@@ -23,9 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
 import quality
+from code_evidence.api import FindRequest
 from code_evidence.config import Config
 from code_evidence.engine import Engine
-from code_evidence.schema import FindRequest
 from report import result_path
 
 THRESHOLDS = [round(0.05 * i, 2) for i in range(0, 17)]
@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     cases = {d["name"]: quality.load_cases(shared, d, args.cases_limit) for d in datasets}
     rows: list[dict[str, Any]] = []
     for d in datasets:
-        ws = quality.ensure_workspace(shared, Path(args.ws), d["name"])
+        ws = quality.ensure_workspace(shared, Path(args.ws), d, history=False)
         project = d["repo"]
         foreign = [c for o in datasets if o["repo"] != project for c in cases[o["name"]]]
         foreign = foreign[: len(cases[d["name"]])]

@@ -20,12 +20,12 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import quality as q  # noqa: E402
+from code_evidence.api import FindRequest  # noqa: E402
 from code_evidence.config import Config  # noqa: E402
-from code_evidence.crossencoder import reads_as_description  # noqa: E402
 from code_evidence.engine import Engine  # noqa: E402
-from code_evidence.evaluate import run_case  # noqa: E402
-from code_evidence.query import analyze  # noqa: E402
-from code_evidence.schema import FindRequest  # noqa: E402
+from code_evidence.evaluation.evaluate import run_case  # noqa: E402
+from code_evidence.models.crossencoder import reads_as_description  # noqa: E402
+from code_evidence.search.query import analyze  # noqa: E402
 from report import result_path  # noqa: E402
 
 DATASETS = ("flask-3.1.0-docstrings", "click-8.3.0-docstrings")
@@ -45,7 +45,7 @@ def main() -> int:
     rows: dict[str, list[tuple[float, float, int]]] = {m[0]: [] for m in MODES}
     for name in DATASETS:
         d = next(x for x in q.load_manifest(q.DEFAULT_SHARED) if x["name"] == name)
-        ws = q.ensure_workspace(q.DEFAULT_SHARED, q.DEFAULT_WS, name)
+        ws = q.ensure_workspace(q.DEFAULT_SHARED, q.DEFAULT_WS["sdist"], d, history=False)
         cases = [
             c
             for c in q.load_cases(q.DEFAULT_SHARED, d, None)

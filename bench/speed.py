@@ -62,9 +62,12 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "server"))
 sys.path.insert(0, str(REPO / "bench"))
 
+from code_evidence.api import FindRequest  # noqa: E402
 from code_evidence.config import Config, load_config  # noqa: E402
-from code_evidence.crossencoder import reads_as_description  # noqa: E402
-from code_evidence.embed import (  # noqa: E402
+from code_evidence.engine import Engine  # noqa: E402
+from code_evidence.index.store import StoredChunk  # noqa: E402
+from code_evidence.models.crossencoder import reads_as_description  # noqa: E402
+from code_evidence.models.embedder import (  # noqa: E402
     Embedder,
     EmbeddingCache,
     _normalise,
@@ -74,10 +77,7 @@ from code_evidence.embed import (  # noqa: E402
     embedding_text,
     length_batches,
 )
-from code_evidence.engine import Engine  # noqa: E402
-from code_evidence.query import analyze  # noqa: E402
-from code_evidence.schema import FindRequest  # noqa: E402
-from code_evidence.store import StoredChunk  # noqa: E402
+from code_evidence.search.query import analyze  # noqa: E402
 from lsp_latency import (  # noqa: E402
     CACHE_ROOT,
     DJANGO,

@@ -56,7 +56,8 @@ def _counter(n: int) -> Callable[[], bool]:
 
 
 def install(point: str, n: int) -> None:
-    from code_evidence import engine, lexical, store, vectors
+    from code_evidence import engine
+    from code_evidence.index import lexical, store, vectors
 
     hit = _counter(n)
 

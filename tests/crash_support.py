@@ -2,7 +2,7 @@
 
 Shared by ``tests/test_crash.py`` (a few kills) and ``bench/stress.py`` (the long loop). A run:
 change the workspace (or wipe the index), start the indexer as a subprocess, kill it after a
-delay, reopen the index in-process and check it (:mod:`code_evidence.integrity`), run one
+delay, reopen the index in-process and check it (:mod:`code_evidence.index.integrity`), run one
 index pass, and compare the store with what the workspace holds (data lost = a file or chunk
 of the workspace missing or stale after that pass).
 """
@@ -24,11 +24,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "server"))
 
-from code_evidence.chunk import chunk_file  # noqa: E402
+from code_evidence.api import FindRequest  # noqa: E402
 from code_evidence.config import Config, IndexConfig  # noqa: E402
 from code_evidence.engine import Engine  # noqa: E402
-from code_evidence.integrity import IndexCheck, check_index  # noqa: E402
-from code_evidence.schema import FindRequest  # noqa: E402
+from code_evidence.index.chunk import chunk_file  # noqa: E402
+from code_evidence.index.integrity import IndexCheck, check_index  # noqa: E402
 
 WORDS = [
     "invoice",

@@ -7,9 +7,9 @@ import textwrap
 
 import pytest
 
-from code_evidence.chunk import chunk_file, detect_language, file_flags
+from code_evidence.api import Chunk
 from code_evidence.config import IndexConfig
-from code_evidence.schema import Chunk
+from code_evidence.index.chunk import chunk_file, detect_language, file_flags
 
 
 def _cfg(**kw: int) -> IndexConfig:

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from code_evidence.api import FindRequest
 from code_evidence.config import Config
 from code_evidence.engine import Engine
-from code_evidence.integrity import check_index
-from code_evidence.schema import FindRequest
-from code_evidence.store import Store
+from code_evidence.index.integrity import check_index
+from code_evidence.index.store import Store
 from crash_support import (
     RunResult,
     check_after_kill,

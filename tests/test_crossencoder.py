@@ -8,14 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from code_evidence import crossencoder, rerank
-from code_evidence.candidate import Candidate
+from code_evidence.api import Chunk, FindRequest
 from code_evidence.config import Config, ConfigError, load_config
 from code_evidence.engine import Engine
-from code_evidence.passage import passage_text
-from code_evidence.query import analyze
-from code_evidence.schema import Chunk, FindRequest
-from code_evidence.store import StoredChunk
+from code_evidence.index.store import StoredChunk
+from code_evidence.models import crossencoder
+from code_evidence.models.passage import passage_text
+from code_evidence.search import rerank
+from code_evidence.search.candidate import Candidate
+from code_evidence.search.query import analyze
 
 # (question, the code that answers it, code that does not): none of these is in the training
 # data (written for this test), and each wrong answer shares words with the question.

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from tokenizers import Tokenizer
 
-from code_evidence.embed import (
+from code_evidence.api import Chunk
+from code_evidence.models.embedder import (
     CACHE_DIR_ENV,
     CACHE_FILE,
     DIM,
@@ -22,7 +23,6 @@ from code_evidence.embed import (
     embedding_text,
     length_batches,
 )
-from code_evidence.schema import Chunk
 
 JSON_CHUNK = (
     "config/loader.py\nload_config\n"

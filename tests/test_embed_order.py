@@ -13,7 +13,9 @@ import numpy as np
 import pytest
 
 from code_evidence import engine as engine_mod
-from code_evidence.embed import (
+from code_evidence.api import Chunk
+from code_evidence.engine import Engine
+from code_evidence.models.embedder import (
     PRIORITY_BULK,
     PRIORITY_OTHER,
     PRIORITY_SOURCE,
@@ -22,8 +24,6 @@ from code_evidence.embed import (
     embed_priority,
     physical_cores,
 )
-from code_evidence.engine import Engine
-from code_evidence.schema import Chunk
 from conftest import git, init_repo
 
 

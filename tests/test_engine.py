@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from code_evidence.api import FindRequest
 from code_evidence.config import Config
 from code_evidence.engine import Engine, EngineError
-from code_evidence.schema import FindRequest
 from conftest import git, init_repo
 
 

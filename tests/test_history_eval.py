@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from code_evidence import tune as tune_mod
-from code_evidence.backtest import load_history
 from code_evidence.cli import main
 from code_evidence.config import TUNED_FILE, load_config, read_tuned
 from code_evidence.engine import Engine
-from code_evidence.evaluate import Case, CaseRun, score_case
-from code_evidence.mining import (
+from code_evidence.evaluation import tune as tune_mod
+from code_evidence.evaluation.backtest import load_history
+from code_evidence.evaluation.evaluate import Case, CaseRun, score_case
+from code_evidence.evaluation.mining import (
     clean_message,
     code_signature,
     is_source,
@@ -23,7 +23,7 @@ from code_evidence.mining import (
     old_side_ranges,
     skip_reason_for_message,
 )
-from code_evidence.replay import Replay
+from code_evidence.evaluation.replay import Replay
 from support.history import Repo, build_history
 
 
@@ -96,7 +96,7 @@ def test_source_files_exclude_tests_docs_examples_and_glue() -> None:
 
 
 def test_score_case_follows_the_shared_metric_definitions() -> None:
-    from code_evidence.evaluate import Hit
+    from code_evidence.evaluation.evaluate import Hit
 
     case = Case("x", "d", "commit", "a", "q", None, {"a.py": ((10, 20),), "b.py": ((1, 2),)})
     hits = [Hit("c.py", 1, 5), Hit("a.py", 30, 40), Hit("a.py", 15, 16)]
@@ -107,7 +107,7 @@ def test_score_case_follows_the_shared_metric_definitions() -> None:
 def test_variant_b_scores_without_the_open_file() -> None:
     """The shared rule: in variant b the open file's results neither help nor hurt; in a and c
     (the open file is gold) every result counts."""
-    from code_evidence.evaluate import Hit
+    from code_evidence.evaluation.evaluate import Hit
 
     gold = {"b.py": ((1, 2),)}
     hits = [Hit("open.py", 1, 5)] * 10 + [Hit("b.py", 1, 2)]
@@ -322,9 +322,9 @@ def test_tune_splits_by_time_stores_only_what_validates_and_status_says_so(
 def test_eval_without_vector_configurations_embeds_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from code_evidence.backtest import evaluate_history
     from code_evidence.config import Config
-    from code_evidence.embed import Embedder
+    from code_evidence.evaluation.backtest import evaluate_history
+    from code_evidence.models.embedder import Embedder
 
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("the model was asked to embed")

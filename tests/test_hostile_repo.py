@@ -15,9 +15,9 @@ from lsprotocol import types
 
 from code_evidence.cli import main
 from code_evidence.engine import Engine
+from code_evidence.evaluation.replay import Replay
 from code_evidence.git import Git, UnsafeTree, unsafe_path
-from code_evidence.history import unpack
-from code_evidence.replay import Replay
+from code_evidence.index.snapshot import unpack
 from lsp_support import find, initialize, open_doc, ready, start, stop
 from support.history import Repo, build_history
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from code_evidence.chunk import chunk_file
 from code_evidence.config import IndexConfig
-from code_evidence.imports import ImportResolver, resolve_imports
+from code_evidence.index.chunk import chunk_file
+from code_evidence.index.imports import ImportResolver, resolve_imports
 
 PY_PATHS = {
     "src/flask/__init__.py",

@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
+from code_evidence.api import Dropped, FindRequest, IndexReport, StageTrace
 from code_evidence.engine import Engine
-from code_evidence.lsp import protocol, server, session, watch
-from code_evidence.schema import Dropped, FindRequest, IndexReport, StageTrace
+from code_evidence.live import watch
+from code_evidence.lsp import protocol, server, session
 
 DOC = Path(__file__).resolve().parents[1] / "README.md"
 

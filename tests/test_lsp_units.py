@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from code_evidence.git import Git
+from code_evidence.live.watch import Batch, Debouncer, FolderWatcher, IgnoreFilter
 from code_evidence.lsp import hover, protocol
-from code_evidence.lsp.convert import UriError, line_range, relative_to, uri_to_path
-from code_evidence.lsp.watch import Batch, Debouncer, FolderWatcher, IgnoreFilter
+from code_evidence.lsp.uris import UriError, line_range, relative_to, uri_to_path
 from conftest import git, init_repo
 
 

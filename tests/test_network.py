@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 from pytest_lsp import ClientServerConfig
 
+from code_evidence.api import FindRequest
 from code_evidence.engine import Engine
-from code_evidence.schema import FindRequest
 from lsp_support import ROOT, find, initialize, make_client, ready, server_env, stop
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 import re
 
+from code_evidence.api import Evidence, FindResult
 from code_evidence.config import Config
-from code_evidence.schema import Evidence, FindResult
 from conftest import ROOT
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")

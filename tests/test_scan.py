@@ -11,7 +11,7 @@ import pytest
 
 from code_evidence.config import IndexConfig
 from code_evidence.git import Git, GitState
-from code_evidence.scan import (
+from code_evidence.index.scan import (
     SkipFile,
     is_secret_path,
     load_text,

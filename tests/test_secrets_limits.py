@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from code_evidence.api import FindRequest
 from code_evidence.cli import main
 from code_evidence.config import Config
 from code_evidence.engine import MAX_BUDGET_TOKENS, MAX_LIMIT, MAX_QUERY_CHARS, Engine, EngineError
-from code_evidence.schema import FindRequest
-from code_evidence.tracelog import REDACTED, mask_secrets
+from code_evidence.requestlog import REDACTED, mask_secrets
 
 AWS_ID = "AKIAIOSFODNN7EXAMPLE"
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"

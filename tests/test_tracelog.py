@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from code_evidence.api import ContextPack, FindRequest, FindResult
 from code_evidence.engine import Engine
-from code_evidence.schema import ContextPack, FindRequest, FindResult
-from code_evidence.tracelog import REDACTED, TraceLog, redact
+from code_evidence.requestlog import REDACTED, TraceLog, redact
 
 
 def test_redaction_masks_credentials_and_keeps_the_rest() -> None:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from code_evidence.api import FindRequest
 from code_evidence.engine import Engine
-from code_evidence.query import analyze
-from code_evidence.schema import FindRequest
-from code_evidence.traces import (
+from code_evidence.search.query import analyze
+from code_evidence.search.stacktraces import (
     Frame,
     error_messages,
     map_to_workspace,

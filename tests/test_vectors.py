@@ -5,8 +5,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from code_evidence import vectors
-from code_evidence.vectors import VectorIndex
+from code_evidence.index import vectors
+from code_evidence.index.vectors import VectorIndex
 
 DIM = 16
 

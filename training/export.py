@@ -42,7 +42,7 @@ def bi_encoder_mrr(data: Groups, groups: np.ndarray) -> float:
     sys.path.insert(0, str(HERE.parent / "server"))
     from tokenizers import Tokenizer
 
-    from code_evidence.embed import Embedder
+    from code_evidence.models.embedder import Embedder
 
     tok = Tokenizer.from_file(str(TOKENIZER))
     emb = Embedder()

@@ -38,7 +38,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "server"))
-from code_evidence.passage import passage_text  # noqa: E402
+from code_evidence.models.passage import passage_text  # noqa: E402
 
 TOKENIZER = HERE.parent / "server" / "code_evidence" / "models" / "minilm" / "tokenizer.json"
 NEGATIVES = 7

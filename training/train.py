@@ -27,7 +27,7 @@ from transformers import BertConfig, BertForSequenceClassification
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "server"))
-from code_evidence.passage import (  # noqa: E402
+from code_evidence.models.passage import (  # noqa: E402
     PASSAGE_TOKENS,
     QUERY_TOKENS,
     pad_pairs,

@@ -15,15 +15,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from .backtest import DEFAULT_CONFIGS, evaluate_history, load_history, render_report
+from .api import FindRequest, FindResult, Status, to_json_dict
 from .config import TUNED_FILE, ConfigError, load_config, read_tuned
 from .engine import Engine, EngineError, default_index_dir
-from .evaluate import CONFIGS
-from .explain import explain
+from .evaluation.backtest import DEFAULT_CONFIGS, evaluate_history, load_history, render_report
+from .evaluation.evaluate import CONFIGS
+from .evaluation.mining import MiningError
+from .evaluation.tune import TuneError, render_tune, store, tune
 from .git import Git
-from .mining import MiningError
-from .schema import FindRequest, FindResult, Status, to_json_dict
-from .tune import TuneError, render_tune, store, tune
+from .search.explain import explain
 
 DEFAULT_COMMITS = 1000
 DEFAULT_MAX_CASES = 200

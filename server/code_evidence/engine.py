@@ -24,30 +24,7 @@ import numpy as np
 import platformdirs
 from filelock import FileLock, Timeout
 
-from . import assemble, crossencoder, features, fuse, history, query, recall, rerank
-from .candidate import Candidate
-from .chunk import chunk_file, detect_language
-from .config import Config, load_config, read_tuned
-from .embed import (
-    Embedder,
-    EmbeddingCache,
-    embed_priority,
-    embed_with_cache,
-    embedding_key,
-    embedding_text,
-)
-from .git import Git
-from .imports import ImportResolver
-from .lexical import LexDoc, LexicalIndex
-from .scan import (
-    FileEntry,
-    LoadedText,
-    SkipFile,
-    load_text,
-    resolve_workspace_path,
-    scan_workspace,
-)
-from .schema import (
+from .api import (
     Chunk,
     ContextPack,
     Evidence,
@@ -57,9 +34,34 @@ from .schema import (
     StageTrace,
     Status,
 )
-from .store import FileRow, Store, StoreCorrupt, StoredChunk
-from .tracelog import TraceLog, mask_secrets
-from .vectors import VectorIndex
+from .config import Config, load_config, read_tuned
+from .git import Git
+from .index import snapshot as history
+from .index.chunk import chunk_file, detect_language
+from .index.imports import ImportResolver
+from .index.lexical import LexDoc, LexicalIndex
+from .index.scan import (
+    FileEntry,
+    LoadedText,
+    SkipFile,
+    load_text,
+    resolve_workspace_path,
+    scan_workspace,
+)
+from .index.store import FileRow, Store, StoreCorrupt, StoredChunk
+from .index.vectors import VectorIndex
+from .models import crossencoder
+from .models.embedder import (
+    Embedder,
+    EmbeddingCache,
+    embed_priority,
+    embed_with_cache,
+    embedding_key,
+    embedding_text,
+)
+from .requestlog import TraceLog, mask_secrets
+from .search import assemble, features, fuse, query, recall, rerank
+from .search.candidate import Candidate
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 EMBED_BATCH = 256  # chunks per embed-and-cache step: bounds work lost to a crash

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..schema import Evidence
-from .convert import location_link
+from ..api import Evidence
+from .uris import location_link
 
 _IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 _KEYWORDS_TEXT = """

@@ -12,9 +12,9 @@ from typing import Any
 
 from lsprotocol import types
 
-from ..schema import Evidence
-from .convert import location
+from ..api import Evidence
 from .protocol import CMD_SHOW_RELATED
+from .uris import location
 
 _NO_LENS = frozenset({"module", "window"})
 

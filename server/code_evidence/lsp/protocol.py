@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args
 
-from ..explain import explain
-from ..schema import FindResult, IndexReport, Intent, Status, to_json_dict
-from .convert import location, path_to_uri
+from ..api import FindResult, IndexReport, Intent, Status, to_json_dict
+from ..search.explain import explain
+from .uris import location, path_to_uri
 
 FIND_REQUEST = "codeEvidence/find"
 EXPLAIN_REQUEST = "codeEvidence/explain"

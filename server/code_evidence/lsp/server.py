@@ -33,12 +33,12 @@ from pygls.protocol import (
 )
 
 from .. import __version__
+from ..api import Evidence, FindRequest
 from ..config import ConfigError
 from ..engine import EngineError, default_index_dir
-from ..schema import Evidence, FindRequest
 from . import hover, lenses, protocol
-from .convert import UriError, relative_to, uri_to_path
 from .session import FolderSession
+from .uris import UriError, relative_to, uri_to_path
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from ..api import Evidence, FindRequest, FindResult, IndexReport, Status
 from ..engine import Engine, IndexCancelled
-from ..schema import Evidence, FindRequest, FindResult, IndexReport, Status
-from . import protocol, watch
-from .watch import Batch, Debouncer, FolderWatcher, IgnoreFilter
+from ..live import watch
+from ..live.watch import Batch, Debouncer, FolderWatcher, IgnoreFilter
+from . import protocol
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

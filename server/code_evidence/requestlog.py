@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .schema import FindResult
+from .api import FindResult
 
 REDACTED = "[redacted]"
 # Masking inside indexed code must not touch ordinary code: no generic "long hex/base64" rule

@@ -13,9 +13,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..api import Chunk, ContextPack, Dropped
 from .candidate import Candidate
 from .query import QueryAnalysis
-from .schema import Chunk, ContextPack, Dropped
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,10 +6,10 @@ common but their order.
 
 from __future__ import annotations
 
+from ..config import RankingConfig
+from ..index.store import Store
 from .candidate import Candidate
-from .config import RankingConfig
 from .recall import Ranking
-from .store import Store
 
 
 def channel_weights(cfg: RankingConfig) -> dict[str, float]:

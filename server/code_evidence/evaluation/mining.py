@@ -20,9 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .chunk import detect_language, file_flags
+from ..git import Git, GitBlobs
+from ..index.chunk import detect_language, file_flags
 from .evaluate import Case
-from .git import Git, GitBlobs
 
 MAX_SOURCE_FILES = 8  # more than this is a sweep, not one change with a place
 MIN_WORDS = 4

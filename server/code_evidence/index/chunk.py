@@ -26,8 +26,8 @@ from typing import NamedTuple
 
 import tree_sitter as ts
 
-from .config import IndexConfig
-from .schema import Chunk
+from ..api import Chunk
+from ..config import IndexConfig
 
 _EXT_LANG: dict[str, str] = {
     ".py": "python",

@@ -17,8 +17,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ..config import TUNED_FILE, Config, RankingConfig
 from .backtest import History, Progress, backtest
-from .config import TUNED_FILE, Config, RankingConfig
 from .evaluate import COMMIT_POOLED, CaseRun, Variant, group_metrics
 
 # The grid: values around each default (README "Configuration" says what each one does).

@@ -20,7 +20,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from .git import Git, GitError, UnsafeTree
+from ..git import Git, GitError, UnsafeTree
 from .scan import is_secret_path
 
 _SYMLINK, _GITLINK = "120000", "160000"

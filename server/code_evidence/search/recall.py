@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .config import Config
-from .embed import Embedder, EmbeddingCache
-from .lexical import LexicalIndex
+from ..config import Config
+from ..index.lexical import LexicalIndex
+from ..index.store import Store
+from ..index.vectors import VectorIndex
+from ..models.embedder import Embedder, EmbeddingCache
 from .query import QueryAnalysis
-from .store import Store
-from .traces import map_to_workspace
-from .vectors import VectorIndex
+from .stacktraces import map_to_workspace
 
 Ranking = list[tuple[int, float]]  # (chunk id, channel score), best first
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .tokens import code_terms, split_identifier
-from .traces import Frame, error_messages, message_fragments, parse_frames
+from ..index.terms import code_terms, split_identifier
+from .stacktraces import Frame, error_messages, message_fragments, parse_frames
 
 _STOPWORD_TEXT = """
     a an the and or but if then else when while of to in on at by for from with without into

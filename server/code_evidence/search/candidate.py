@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .store import StoredChunk
+from ..index.store import StoredChunk
 
 
 @dataclass(slots=True)

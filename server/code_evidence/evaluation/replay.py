@@ -19,11 +19,11 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from . import history
-from .config import Config
-from .engine import Engine, EngineError
-from .git import Git, GitError, UnsafeTree, unsafe_path
-from .scan import is_secret_path
+from ..config import Config
+from ..engine import Engine, EngineError
+from ..git import Git, GitError, UnsafeTree, unsafe_path
+from ..index import snapshot as history
+from ..index.scan import is_secret_path
 
 _SYMLINK, _GITLINK = "120000", "160000"
 

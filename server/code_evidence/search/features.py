@@ -10,8 +10,8 @@ import posixpath
 import re
 from collections.abc import Callable
 
+from ..config import Config
 from .candidate import Candidate
-from .config import Config
 from .query import QueryAnalysis
 from .recall import EditorState
 

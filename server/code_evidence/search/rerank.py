@@ -15,10 +15,10 @@ import math
 import time
 from typing import Protocol
 
+from ..index.terms import code_terms
+from ..models.embedder import Embedder, EmbeddingCache
 from .candidate import Candidate
-from .embed import Embedder, EmbeddingCache
 from .query import STOPWORDS, QueryAnalysis
-from .tokens import code_terms
 
 
 class Reranker(Protocol):

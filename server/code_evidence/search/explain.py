@@ -7,7 +7,7 @@ drift from the ranking that produced the answer.
 
 from __future__ import annotations
 
-from .schema import Evidence, FindResult
+from ..api import Evidence, FindResult
 
 CHANNELS = ("bm25", "vector", "structural", "trace")
 FEATURE_TAGS = {

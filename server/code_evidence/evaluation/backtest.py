@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .config import Config
+from ..config import Config
+from ..git import Git, UnsafeTree
 from .evaluate import (
     CONFIGS,
     METRICS,
@@ -30,7 +31,6 @@ from .evaluate import (
     latency,
     run_variants,
 )
-from .git import Git, UnsafeTree
 from .mining import Mined, mine
 from .replay import Replay
 

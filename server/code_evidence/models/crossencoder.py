@@ -24,13 +24,13 @@ from typing import Any
 import numpy as np
 from tokenizers import Tokenizer
 
-from .candidate import Candidate
-from .embed import TOKENIZER_PATH, clean_text, physical_cores
+from ..index.terms import code_terms
+from ..search.candidate import Candidate
+from ..search.query import STOPWORDS, QueryAnalysis
+from .embedder import TOKENIZER_PATH, clean_text, physical_cores
 from .passage import PASSAGE_TOKENS, QUERY_TOKENS, pad_pairs, pair_ids, passage_text
-from .query import STOPWORDS, QueryAnalysis
-from .tokens import code_terms
 
-MODEL_PATH = Path(__file__).resolve().parent / "models" / "reranker" / "model.onnx"
+MODEL_PATH = Path(__file__).resolve().parent / "reranker" / "model.onnx"
 _CHARS_PER_TOKEN = 3  # code tokenises densely; a window of this many chars fills the passage
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 

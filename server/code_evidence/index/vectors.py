@@ -14,9 +14,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+
+# Load order matters: when usearch's extension is loaded before the tokenizers library,
+# importing onnxruntime afterwards crashes the process (segmentation fault, seen with usearch
+# 2.26 and onnxruntime 1.32). Loading tokenizers first is enough, and cheap.
+import tokenizers  # noqa: F401
 from usearch.index import Index, MetricKind
 
-from .sync import locked
+from .locks import locked
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from .schema import Chunk
+from ..api import Chunk
 
 SCHEMA_VERSION = "6"
 

@@ -18,9 +18,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from .chunk import file_flags
-from .engine import Engine
-from .schema import Depth, Evidence, FindRequest
+from ..api import Depth, Evidence, FindRequest
+from ..engine import Engine
+from ..index.chunk import file_flags
 
 LIMIT = 20  # results asked per case: more than the top 10 the metrics read, as an editor would
 TOP_FILES = 10
