@@ -65,19 +65,17 @@ sys.path.insert(0, str(REPO / "bench"))
 from code_evidence.api import FindRequest  # noqa: E402
 from code_evidence.config import Config, load_config  # noqa: E402
 from code_evidence.engine import Engine  # noqa: E402
+from code_evidence.index.indexer import embed_priority  # noqa: E402
 from code_evidence.index.store import StoredChunk  # noqa: E402
-from code_evidence.models.crossencoder import reads_as_description  # noqa: E402
-from code_evidence.models.embedder import (  # noqa: E402
-    Embedder,
+from code_evidence.models.embed_cache import (  # noqa: E402
     EmbeddingCache,
-    _normalise,
-    embed_priority,
     embed_with_cache,
     embedding_key,
     embedding_text,
-    length_batches,
 )
+from code_evidence.models.embedder import Embedder, length_batches, normalise  # noqa: E402
 from code_evidence.search.query import analyze  # noqa: E402
+from code_evidence.search.rerank import reads_as_description  # noqa: E402
 from lsp_latency import (  # noqa: E402
     CACHE_ROOT,
     DJANGO,
@@ -227,7 +225,7 @@ def child_vectors(workspace: str, index_dir: str) -> None:
                 cancel.set()
 
         report = engine.index(progress=progress, cancel=cancel)
-        vectors = len(engine.vectors)
+        vectors = len(engine.parts.vectors)
     print(
         json.dumps(
             {
@@ -266,7 +264,7 @@ class PlaceholderEmbedder(Embedder):
             out[i] = np.random.default_rng(int.from_bytes(digest.digest())).standard_normal(
                 self.dim
             )
-        return _normalise(out)
+        return normalise(out)
 
 
 class CountingEmbedder(Embedder):
@@ -592,7 +590,7 @@ def legacy_embed(embedder: Embedder, session: Any, texts: list[str], batch: int 
             },
         )[0]
         out[idx] = np.einsum("bsd,bs->bd", hidden, mask.astype(hidden.dtype)) / bl[:, None]
-    return _normalise(out)
+    return normalise(out)
 
 
 def legacy_session(embedder: Embedder) -> Any:
@@ -851,7 +849,7 @@ def main() -> int:
     result["index_mb"] = dir_bytes(index_dir) / 1e6
 
     with Engine(root, index_dir=index_dir, config=load_config(root)) as engine:
-        chunks = list(engine.store.all_chunks())
+        chunks = list(engine.parts.store.all_chunks())
         idents, docs = make_queries(chunks, args.queries)
         print(f"find x {len(idents) + len(docs)} ...", file=sys.stderr)
         lat_i, empty_i = time_find(engine, idents)

@@ -56,8 +56,7 @@ def _counter(n: int) -> Callable[[], bool]:
 
 
 def install(point: str, n: int) -> None:
-    from code_evidence import engine
-    from code_evidence.index import lexical, store, vectors
+    from code_evidence.index import indexer, lexical, store, vectors
 
     hit = _counter(n)
 
@@ -79,7 +78,7 @@ def install(point: str, n: int) -> None:
         setattr(owner, name, patched)
 
     if point == "chunk":
-        wrap(engine, "chunk_file")
+        wrap(indexer, "chunk_file")
     elif point == "sqlite":
         wrap(store.Store, "replace_file", before=False)
     elif point == "store-commit":
@@ -109,7 +108,7 @@ def install(point: str, n: int) -> None:
 
         vectors.os.replace = replace  # type: ignore[attr-defined]
     elif point == "embed":
-        wrap(engine, "embed_with_cache")
+        wrap(indexer, "embed_with_cache")
     else:
         raise SystemExit(f"unknown crash point {point!r}; one of {', '.join(POINTS)}")
 

@@ -2,7 +2,7 @@
 
 Shared by ``tests/test_crash.py`` (a few kills) and ``bench/stress.py`` (the long loop). A run:
 change the workspace (or wipe the index), start the indexer as a subprocess, kill it after a
-delay, reopen the index in-process and check it (:mod:`code_evidence.index.integrity`), run one
+delay, reopen the index in-process and check it (``index.parts.check_index``), run one
 index pass, and compare the store with what the workspace holds (data lost = a file or chunk
 of the workspace missing or stale after that pass).
 """
@@ -28,7 +28,7 @@ from code_evidence.api import FindRequest  # noqa: E402
 from code_evidence.config import Config, IndexConfig  # noqa: E402
 from code_evidence.engine import Engine  # noqa: E402
 from code_evidence.index.chunk import chunk_file  # noqa: E402
-from code_evidence.index.integrity import IndexCheck, check_index  # noqa: E402
+from code_evidence.index.parts import IndexCheck, check_index  # noqa: E402
 
 WORDS = [
     "invoice",
@@ -197,10 +197,12 @@ def check_after_kill(
 ) -> tuple[IndexCheck, IndexCheck, int, bool, list[str]]:
     """Reopen (as a restarted server would), check, index once, check again, and query."""
     cfg = Config()
-    cfg.stages.vectors = vectors
+    cfg = cfg.changed(stages={"vectors": vectors})
     with Engine(ws, idx, config=cfg) as eng:
         notes = list(eng.notes)
-        on_open = check_index(eng.store, eng.lexical, eng.vectors if vectors else None)
+        on_open = check_index(
+            eng.parts.store, eng.parts.lexical, eng.parts.vectors if vectors else None
+        )
         eng.index()
         # Query before the second check: a damaged segment that opened fine is found (and
         # rebuilt) by the first read that fails.
@@ -208,10 +210,12 @@ def check_after_kill(
         stem = Path(next(iter(sorted(expected)))[0]).stem
         res = eng.find(FindRequest(f"module {int(stem[4:])} revision", limit=5), refresh=False)
         find_ok = bool(res.results)
-        after = check_index(eng.store, eng.lexical, eng.vectors if vectors else None)
+        after = check_index(
+            eng.parts.store, eng.parts.lexical, eng.parts.vectors if vectors else None
+        )
         stored: Counter[tuple[str, str]] = Counter(
             (path, h)
-            for path, h in eng.store.db.execute("SELECT path, hash FROM chunks")
+            for path, h in eng.parts.store.db.execute("SELECT path, hash FROM chunks")
             if path.startswith("pkg/")
         )
         lost = sum((expected - stored).values()) + sum((stored - expected).values())

@@ -11,7 +11,7 @@ import pytest
 
 from code_evidence.api import FindRequest
 from code_evidence.engine import Engine
-from code_evidence.index.integrity import check_index
+from code_evidence.index.parts import check_index
 from conftest import git, init_repo
 
 SECRET = "sk_live_9d8f7a6b5c4d3e2f1a0b"
@@ -52,8 +52,8 @@ def test_every_bad_file_at_once(tmp_path: Path, as_git: bool) -> None:
         git(root, "commit", "-qm", "bad files")
     with Engine(root, tmp_path / "idx") as eng:
         report = eng.index()
-        indexed = set(eng.store.files())
-        check = check_index(eng.store, eng.lexical, eng.vectors)
+        indexed = set(eng.parts.store.files())
+        check = check_index(eng.parts.store, eng.parts.lexical, eng.parts.vectors)
         answers = [
             eng.find(FindRequest(q, limit=50))
             for q in ("deeply_nested_helper", "outside the workspace root", "STRIPE_KEY secret")

@@ -9,7 +9,8 @@ import pytest
 
 from code_evidence.api import Chunk
 from code_evidence.config import IndexConfig
-from code_evidence.index.chunk import chunk_file, detect_language, file_flags
+from code_evidence.filekinds import file_flags
+from code_evidence.index.chunk import chunk_file, detect_language
 
 
 def _cfg(**kw: int) -> IndexConfig:

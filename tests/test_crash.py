@@ -19,7 +19,7 @@ import pytest
 from code_evidence.api import FindRequest
 from code_evidence.config import Config
 from code_evidence.engine import Engine
-from code_evidence.index.integrity import check_index
+from code_evidence.index.parts import check_index
 from code_evidence.index.store import Store
 from crash_support import (
     RunResult,
@@ -94,18 +94,18 @@ def test_crashed_pass_that_emptied_the_store_empties_the_derived_indexes(
     ws, idx = tmp_path / "ws", tmp_path / "idx"
     make_workspace(ws, 5, vectors=False)
     cfg = Config()
-    cfg.stages.vectors = False
+    cfg = cfg.changed(stages={"vectors": False})
     with Engine(ws, idx, config=cfg) as eng:
         eng.index()
-        assert len(eng.lexical) > 0
+        assert len(eng.parts.lexical) > 0
     store = Store(idx / "store.sqlite")
     with store.transaction():
         for path in store.paths():
             store.remove_file(path)
-        store._set_meta({"derived_dirty": "1"})
+        store.set_meta({"derived_dirty": "1"})
     store.close()
     with Engine(ws, idx, config=cfg) as eng:
-        check = check_index(eng.store, eng.lexical, None)
+        check = check_index(eng.parts.store, eng.parts.lexical, None)
         assert check.chunks == 0 and check.consistent, check
         assert any("rebuilt" in n for n in eng.notes)
 
@@ -134,7 +134,7 @@ def test_damaged_tantivy_doc_store_is_rebuilt_at_the_first_failed_read(tmp_path:
     ws, idx = tmp_path / "ws", tmp_path / "idx"
     make_workspace(ws, 30, vectors=False)
     cfg = Config()
-    cfg.stages.vectors = False
+    cfg = cfg.changed(stages={"vectors": False})
     with Engine(ws, idx, config=cfg) as eng:
         eng.index()
     rnd = random.Random(3)
@@ -144,11 +144,11 @@ def test_damaged_tantivy_doc_store_is_rebuilt_at_the_first_failed_read(tmp_path:
             data[i] = rnd.randrange(256)
         store_file.write_bytes(bytes(data))
     with Engine(ws, idx, config=cfg) as eng:
-        assert check_index(eng.store, eng.lexical, None).lexical_unreadable is not None
+        assert check_index(eng.parts.store, eng.parts.lexical, None).lexical_unreadable is not None
         first = eng.find(FindRequest("module 7 revision", limit=5), refresh=False)
         second = eng.find(FindRequest("module 7 revision", limit=5), refresh=False)
         assert any("bm25 channel failed" in n for n in first.notes), first.notes
         assert not any("channel failed" in n for n in second.notes), second.notes
         assert "bm25" in second.results[0].reasons
-        check = check_index(eng.store, eng.lexical, None)
+        check = check_index(eng.parts.store, eng.parts.lexical, None)
         assert check.consistent, check

@@ -131,7 +131,7 @@ def test_undecodable_text_is_scored_not_raised(model: crossencoder.CrossEncoder)
 
 def test_score_cache_skips_pairs_already_scored(model: crossencoder.CrossEncoder) -> None:
     counting = _Counting(model)
-    rr = crossencoder.CrossEncoderReranker(counting, crossencoder.ScoreCache(), 4, 0.5)  # type: ignore[arg-type]
+    rr = rerank.CrossEncoderReranker(counting, crossencoder.ScoreCache(), 4, 0.5)  # type: ignore[arg-type]
     qa = analyze(PAIRS[1][0])
     cands = [_cand(i, p[1], f"f{i}") for i, p in enumerate(PAIRS)]
     assert rr.score(qa, cands, math.inf) == 4
@@ -144,7 +144,7 @@ def test_score_cache_skips_pairs_already_scored(model: crossencoder.CrossEncoder
 
 
 def test_interactive_deadline_limits_pairs_deep_does_not(model: crossencoder.CrossEncoder) -> None:
-    rr = crossencoder.CrossEncoderReranker(model, crossencoder.ScoreCache(), 5, 0.5)
+    rr = rerank.CrossEncoderReranker(model, crossencoder.ScoreCache(), 5, 0.5)
     qa = analyze(PAIRS[2][0])
     cands = [_cand(i, p[1], f"g{i}") for i, p in enumerate(PAIRS)]
     assert rr.score(qa, cands, -math.inf) == 0  # a deadline already passed: nothing run
@@ -156,7 +156,7 @@ def test_combine_blends_instead_of_replacing() -> None:
     a, b = _cand(0, "x", "a"), _cand(1, "y", "b")
     a.score, b.score = 1.0, 0.2  # a is far ahead in the first stage
     a.cross, b.cross = 0.0, 1.0  # the model slightly prefers b
-    rr = crossencoder.CrossEncoderReranker(None, crossencoder.ScoreCache(), 2, 0.5)  # type: ignore[arg-type]
+    rr = rerank.CrossEncoderReranker(None, crossencoder.ScoreCache(), 2, 0.5)  # type: ignore[arg-type]
     rr.combine([a, b])
     assert a.score > b.score  # a one-logit preference does not overturn a 5x first-stage lead
     a.score, b.score = 1.0, 0.8
@@ -169,11 +169,11 @@ def test_window_reads_the_lines_that_match() -> None:
     lines = ["def big(x):"] + [f"    step_{i} = work(x, {i})" for i in range(200)]
     lines[150] = "    token = refresh_oauth_token(session)"
     text = "\n".join(lines)
-    part = crossencoder.window(text, {"refresh", "oauth", "token"}, 400)
+    part = rerank.window(text, {"refresh", "oauth", "token"}, 400)
     assert part.startswith("def big(x):")
     assert "refresh_oauth_token" in part
     assert len(part) <= 400
-    assert crossencoder.window("def f():\n    pass", {"x"}, 400) == "def f():\n    pass"
+    assert rerank.window("def f():\n    pass", {"x"}, 400) == "def f():\n    pass"
 
 
 def test_failing_model_falls_back_to_the_order_before_it() -> None:
@@ -245,7 +245,7 @@ def test_config_rejects_an_unknown_reranker(tmp_path: Path) -> None:
 def test_model_runs_for_descriptions_not_change_requests_or_errors(
     query: str, described: bool
 ) -> None:
-    assert crossencoder.reads_as_description(analyze(query)) is described
+    assert rerank.reads_as_description(analyze(query)) is described
 
 
 def test_config_rejects_an_unknown_cross_encoder_scope(tmp_path: Path) -> None:
@@ -262,6 +262,6 @@ def test_model_reorders_within_a_soft_penalty_not_across_it() -> None:
     code.score, test.score = 1.0, 0.5
     test.factor = 0.5  # a test, and the question is not about tests
     code.cross, test.cross = 1.0, 5.0  # the model likes the test's name match much more
-    rr = crossencoder.CrossEncoderReranker(None, crossencoder.ScoreCache(), 2, 1.0)  # type: ignore[arg-type]
+    rr = rerank.CrossEncoderReranker(None, crossencoder.ScoreCache(), 2, 1.0)  # type: ignore[arg-type]
     rr.combine([code, test])
     assert code.score > test.score

@@ -9,20 +9,22 @@ import pytest
 from tokenizers import Tokenizer
 
 from code_evidence.api import Chunk
-from code_evidence.models.embedder import (
-    CACHE_DIR_ENV,
+from code_evidence.models.embed_cache import (
     CACHE_FILE,
+    EmbeddingCache,
+    embed_with_cache,
+    embedding_key,
+    embedding_text,
+)
+from code_evidence.models.embedder import (
     DIM,
     MODEL_ID,
     TOKENIZER_PATH,
     Embedder,
-    EmbeddingCache,
     default_model_path,
-    embed_with_cache,
-    embedding_key,
-    embedding_text,
     length_batches,
 )
+from code_evidence.paths import CACHE_DIR_ENV
 
 JSON_CHUNK = (
     "config/loader.py\nload_config\n"

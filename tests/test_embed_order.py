@@ -12,18 +12,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from code_evidence import engine as engine_mod
 from code_evidence.api import Chunk
 from code_evidence.engine import Engine
-from code_evidence.models.embedder import (
+from code_evidence.index import indexer
+from code_evidence.index.indexer import (
     PRIORITY_BULK,
     PRIORITY_OTHER,
     PRIORITY_SOURCE,
     PRIORITY_TESTS,
-    Embedder,
     embed_priority,
-    physical_cores,
 )
+from code_evidence.models.embedder import Embedder
+from code_evidence.models.onnx import physical_cores
 from conftest import git, init_repo
 
 
@@ -107,7 +107,7 @@ def test_source_is_embedded_before_tests_docs_and_locale(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CODE_EVIDENCE_CACHE_DIR", str(tmp_path / "cold-cache"))
-    monkeypatch.setattr(engine_mod, "EMBED_BATCH", 1)  # one model call per chunk: order shows
+    monkeypatch.setattr(indexer, "EMBED_BATCH", 1)  # one model call per chunk: order shows
     ws = tmp_path / "ws"
     write(
         ws,
@@ -121,7 +121,7 @@ def test_source_is_embedded_before_tests_docs_and_locale(
     recorder = RecordingEmbedder()
     with Engine(ws, tmp_path / "idx", embedder=recorder) as eng:
         report = eng.index()
-        assert report.embedded == report.chunks_total == len(eng.vectors) == 4
+        assert report.embedded == report.chunks_total == len(eng.parts.vectors) == 4
         assert eng.state == "ready"
     order = [text.split("\n", 1)[0] for text in recorder.seen]
     assert order[0] == "zzz/pricing.py"
@@ -133,18 +133,18 @@ def test_duplicate_texts_in_one_pass_are_embedded_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CODE_EVIDENCE_CACHE_DIR", str(tmp_path / "cold-cache"))
-    monkeypatch.setattr(engine_mod, "EMBED_BATCH", 2)
+    monkeypatch.setattr(indexer, "EMBED_BATCH", 2)
     ws = tmp_path / "ws"
     # Identical windows of one file (same path, same heading, same text): one embedding key.
     write(ws, {"notes.txt": "the same line\n" * 400, "app.py": "def run():\n    return 1\n"})
     recorder = RecordingEmbedder()
     with Engine(ws, tmp_path / "idx", embedder=recorder) as eng:
         report = eng.index()
-        chunks = list(eng.store.all_chunks())
+        chunks = list(eng.parts.store.all_chunks())
         keys = {sc.emb_key for sc in chunks}
         assert len(chunks) > len(keys) >= 2  # the fixture really has duplicates
         assert report.embedded == len(keys) == len(recorder.seen)
-        assert len(eng.vectors) == len(chunks)  # every chunk still has its vector
+        assert len(eng.parts.vectors) == len(chunks)  # every chunk still has its vector
         assert eng.state == "ready"
 
 
@@ -152,7 +152,7 @@ def test_open_files_and_their_imports_are_embedded_first(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CODE_EVIDENCE_CACHE_DIR", str(tmp_path / "cold-cache"))
-    monkeypatch.setattr(engine_mod, "EMBED_BATCH", 1)
+    monkeypatch.setattr(indexer, "EMBED_BATCH", 1)
     ws = tmp_path / "ws"
     write(
         ws,
@@ -168,7 +168,7 @@ def test_open_files_and_their_imports_are_embedded_first(
     with Engine(ws, tmp_path / "idx", embedder=recorder) as eng:
         eng.set_focus(["app/open_me.py"])
         eng.index()
-        assert eng.store.imports_of("app/open_me.py") == ["app/helper.py"]
+        assert eng.parts.store.imports_of("app/open_me.py") == ["app/helper.py"]
     order = [text.split("\n", 1)[0] for text in recorder.seen]
     assert set(order[:-1]) == {"app/open_me.py", "app/helper.py"}
     assert order[-1] == "app/alpha.py"
@@ -178,7 +178,7 @@ def test_recently_changed_files_are_embedded_first(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CODE_EVIDENCE_CACHE_DIR", str(tmp_path / "cold-cache"))
-    monkeypatch.setattr(engine_mod, "EMBED_BATCH", 1)
+    monkeypatch.setattr(indexer, "EMBED_BATCH", 1)
     ws = tmp_path / "ws"
     ws.mkdir()
     init_repo(ws)

@@ -22,7 +22,7 @@ def top_paths(result, n: int = 3) -> list[str]:
 def test_index_reflects_git_working_tree(project: Path, tmp_path: Path) -> None:
     with Engine(project, tmp_path / "idx") as eng:
         report = eng.index()
-        paths = {row for row in eng.store.files()}
+        paths = {row for row in eng.parts.store.files()}
         status = eng.status()
     assert "src/shop/cart.py" in paths
     assert "build/generated_cart.py" not in paths  # .gitignore
@@ -133,7 +133,7 @@ def test_switching_vectors_on_fills_an_index_built_without_them(
     project: Path, tmp_path: Path
 ) -> None:
     off = Config()
-    off.stages.vectors = False
+    off = off.changed(stages={"vectors": False})
     with Engine(project, tmp_path / "idx", config=off) as eng:
         assert eng.index().embedded == 0
     with Engine(project, tmp_path / "idx", config=Config()) as eng:
@@ -192,9 +192,9 @@ def test_corrupt_index_is_rebuilt(project: Path, tmp_path: Path, damage: str) ->
         (idx / "vectors.usearch").write_bytes(os.urandom(64))
     else:  # a crash between the store transaction and the derived indexes
         with Engine(project, idx) as eng:
-            eng.store.set_meta_now({"derived_dirty": "1"})
-            eng.lexical.clear()
-            eng.lexical.commit()
+            eng.parts.store.set_meta_now({"derived_dirty": "1"})
+            eng.parts.lexical.clear()
+            eng.parts.lexical.commit()
     with Engine(project, idx) as eng:
         assert eng.notes, "the repair must be reported"
         res = eng.find(FindRequest("check_oauth_state"))
@@ -389,7 +389,7 @@ def test_freshness_from_git_history(tmp_path: Path) -> None:
     git(ws, "add", "-A")
     git(ws, "commit", "-qm", "new")
     cfg = Config()
-    cfg.ranking.freshness_weight = 1.0
+    cfg = cfg.changed(ranking={"freshness_weight": 1.0})
     with Engine(ws, tmp_path / "idx", config=cfg) as eng:
         res = eng.find(FindRequest("invoice tax"))
         assert res.results[0].path == "current_tax.py"

@@ -16,8 +16,8 @@ from lsprotocol import types
 from code_evidence.cli import main
 from code_evidence.engine import Engine
 from code_evidence.evaluation.replay import Replay
-from code_evidence.git import Git, UnsafeTree, unsafe_path
-from code_evidence.index.snapshot import unpack
+from code_evidence.git import Git
+from code_evidence.index.snapshot import UnsafeTree, unpack, unsafe_path
 from lsp_support import find, initialize, open_doc, ready, start, stop
 from support.history import Repo, build_history
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from code_evidence.api import Dropped, FindRequest, IndexReport, StageTrace
+from code_evidence.api import Dropped, FindRequest, IndexReport, StageTiming
 from code_evidence.engine import Engine
 from code_evidence.live import watch
 from code_evidence.lsp import protocol, server, session
@@ -102,7 +102,7 @@ def facts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             "Evidence": list(answer["results"][0]),
             "ContextPack": list(answer["context"]),
             "Dropped": [f.name for f in dataclasses.fields(Dropped)],
-            "StageTrace": [f.name for f in dataclasses.fields(StageTrace)],
+            "StageTiming": [f.name for f in dataclasses.fields(StageTiming)],
             "StatusParams": list(status),
             "Settings": list(protocol.SETTINGS),
         },

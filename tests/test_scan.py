@@ -11,13 +11,10 @@ import pytest
 
 from code_evidence.config import IndexConfig
 from code_evidence.git import Git, GitState
-from code_evidence.index.scan import (
-    SkipFile,
-    is_secret_path,
-    load_text,
-    resolve_workspace_path,
-    scan_workspace,
-)
+from code_evidence.index.load import SkipFile, load_text
+from code_evidence.index.scan import scan_workspace
+from code_evidence.paths import resolve_workspace_path
+from code_evidence.secrets import is_secret_path
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 

@@ -13,7 +13,7 @@ from code_evidence.api import FindRequest
 from code_evidence.cli import main
 from code_evidence.config import Config
 from code_evidence.engine import MAX_BUDGET_TOKENS, MAX_LIMIT, MAX_QUERY_CHARS, Engine, EngineError
-from code_evidence.requestlog import REDACTED, mask_secrets
+from code_evidence.secrets import REDACTED, mask_secrets
 
 AWS_ID = "AKIAIOSFODNN7EXAMPLE"
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
@@ -63,7 +63,7 @@ def secret_ws(tmp_path: Path) -> Path:
 
 def _no_vectors() -> Config:
     cfg = Config()
-    cfg.stages.vectors = False
+    cfg = cfg.changed(stages={"vectors": False})
     return cfg
 
 

@@ -60,7 +60,7 @@ export interface ContextPack {
   dropped: Dropped[];
 }
 
-export interface StageTrace {
+export interface StageTiming {
   candidates: number;
   ms: number;
 }
@@ -75,7 +75,7 @@ export interface FindResult {
   confidence: number;
   insufficient: boolean;
   insufficient_reason: string | null;
-  trace?: Record<string, StageTrace>;
+  trace?: Record<string, StageTiming>;
   intent?: string;
   notes?: string[];
   indexState?: IndexState;

@@ -84,7 +84,10 @@ class ContextPack:
 
 
 @dataclass(slots=True)
-class StageTrace:
+class StageTiming:
+    """How many candidates a stage passed on and how long it took. (In the answer's JSON the
+    map of these is called ``trace``, a name kept for compatibility.)"""
+
     candidates: int
     ms: float
 
@@ -100,12 +103,26 @@ class FindResult:
     confidence: float
     insufficient: bool
     insufficient_reason: str | None
-    trace: dict[str, StageTrace]
+    trace: dict[str, StageTiming]  # stage timings, by stage
     intent: str = "auto"
     # "read-write" normally; "read-only" when another process holds the writer lock and the
     # answer comes from the index as it was.
     index_mode: str = "read-write"
     notes: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Related:
+    """What the editor shows for one name at one place (hover, code lens): where the name is
+    defined, who calls it (matched by name), and other code a quick search relates to it
+    there. Every location still exists in the working tree."""
+
+    name: str
+    symbol: str  # the qualified symbol the place belongs to ("" when it is none)
+    definitions: list[Evidence]
+    callers: list[Evidence]
+    caller_count: int  # all callers, of which ``callers`` lists the first
+    related: list[Evidence]
 
 
 @dataclass(slots=True)

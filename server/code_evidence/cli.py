@@ -17,12 +17,13 @@ from typing import Any, TextIO
 
 from .api import FindRequest, FindResult, Status, to_json_dict
 from .config import TUNED_FILE, ConfigError, load_config, read_tuned
-from .engine import Engine, EngineError, default_index_dir
+from .engine import Engine, EngineError
 from .evaluation.backtest import DEFAULT_CONFIGS, evaluate_history, load_history, render_report
 from .evaluation.evaluate import CONFIGS
 from .evaluation.mining import MiningError
 from .evaluation.tune import TuneError, render_tune, store, tune
 from .git import Git
+from .paths import default_index_dir
 from .search.explain import explain
 
 DEFAULT_COMMITS = 1000

@@ -2,6 +2,10 @@
 
 Every key is optional; README "Configuration" documents each one. Unknown keys are an error
 (a typo silently ignored is worse than a clear message), and so are values of the wrong type.
+
+A configuration is immutable: a change is a new :class:`Config` (:meth:`Config.changed`) that
+the engine swaps in whole (``Engine.configure``), so a request that started under one
+configuration never sees half of another.
 """
 
 from __future__ import annotations
@@ -26,9 +30,9 @@ class ConfigError(ValueError):
     """The configuration file is unreadable or holds an unknown key or a wrongly typed value."""
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class IndexConfig:
-    exclude: list[str] = field(default_factory=list)  # gitignore-style patterns, on top of git's
+    exclude: tuple[str, ...] = ()  # gitignore-style patterns, on top of git's
     include_vendor: bool = False  # index vendored code (node_modules, vendor/, third_party/)
     include_generated: bool = False  # index generated/minified files
     max_file_bytes: int = 1_000_000  # larger files are skipped
@@ -38,7 +42,7 @@ class IndexConfig:
     max_chunk_lines: int = 150  # a class or function longer than this is split
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class StagesConfig:
     """Switches for each enhancement; each one off degrades to the stage before it."""
 
@@ -49,7 +53,7 @@ class StagesConfig:
     rerank: bool = True
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class RankingConfig:
     rrf_k: int = 60
     recall_k: int = 100  # candidates per channel
@@ -83,22 +87,33 @@ class RankingConfig:
     open_file_factor: float = 0.5  # the user already sees the open file; neighbours are news
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class ContextConfig:
     budget_tokens: int = 2_000
     per_file_blocks: int = 2
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Config:
     index: IndexConfig = field(default_factory=IndexConfig)
     stages: StagesConfig = field(default_factory=StagesConfig)
     ranking: RankingConfig = field(default_factory=RankingConfig)
     context: ContextConfig = field(default_factory=ContextConfig)
 
+    def changed(self, **sections: dict[str, Any]) -> Config:
+        """A copy with keys of some sections replaced, e.g.
+        ``cfg.changed(stages={"vectors": False})``; values are checked like the file's."""
+        out = self
+        for name, values in sections.items():
+            section = getattr(out, name)
+            out = dataclasses.replace(out, **{name: _apply(section, values, f"[{name}]")})
+        return out
 
-def _apply(section: Any, values: dict[str, Any], where: str) -> None:
+
+def _apply(section: Any, values: dict[str, Any], where: str) -> Any:
+    """``section`` with ``values`` applied, each checked against the field's type."""
     known = {f.name: f for f in dataclasses.fields(section)}
+    changes: dict[str, Any] = {}
     for key, value in values.items():
         if key not in known:
             raise ConfigError(f"{where}: unknown key {key!r} (known: {', '.join(sorted(known))})")
@@ -110,15 +125,20 @@ def _apply(section: Any, values: dict[str, Any], where: str) -> None:
         elif isinstance(current, float):
             ok = isinstance(value, int | float) and not isinstance(value, bool)
             value = float(value)
-        elif isinstance(current, list):
-            ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+        elif isinstance(current, tuple):
+            ok = isinstance(value, list | tuple) and all(isinstance(v, str) for v in value)
+            value = tuple(value)
         else:
             ok = isinstance(value, type(current))
         if not ok:
             raise ConfigError(
                 f"{where}.{key}: expected {type(current).__name__}, got {type(value).__name__}"
             )
-        setattr(section, key, value)
+        allowed = _CHOICES.get(key) if isinstance(section, RankingConfig) else None
+        if allowed is not None and value not in allowed:
+            raise ConfigError(f"{where}.{key}: {value!r} is not one of {', '.join(allowed)}")
+        changes[key] = value
+    return dataclasses.replace(section, **changes)
 
 
 def read_tuned(index_dir: Path) -> dict[str, Any]:
@@ -137,7 +157,9 @@ def load_config(workspace: Path, tuned: dict[str, Any] | None = None) -> Config:
     cfg = Config()
     if tuned:
         try:
-            _apply(cfg.ranking, tuned, f"{TUNED_FILE} [ranking]")
+            cfg = dataclasses.replace(
+                cfg, ranking=_apply(cfg.ranking, tuned, f"{TUNED_FILE} [ranking]")
+            )
         except ConfigError:
             cfg = Config()  # fitted by another version with other keys: ignore it whole
     path = workspace / CONFIG_FILE
@@ -147,7 +169,7 @@ def load_config(workspace: Path, tuned: dict[str, Any] | None = None) -> Config:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: {exc}") from exc
-    sections = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg)}
+    sections = {f.name for f in dataclasses.fields(cfg)}
     for name, values in data.items():
         if name not in sections:
             raise ConfigError(
@@ -155,9 +177,5 @@ def load_config(workspace: Path, tuned: dict[str, Any] | None = None) -> Config:
             )
         if not isinstance(values, dict):
             raise ConfigError(f"{CONFIG_FILE}: [{name}] must be a table")
-        _apply(sections[name], values, f"[{name}]")
-    for key, allowed in _CHOICES.items():
-        value = getattr(cfg.ranking, key)
-        if value not in allowed:
-            raise ConfigError(f"[ranking].{key}: {value!r} is not one of {', '.join(allowed)}")
+        cfg = dataclasses.replace(cfg, **{name: _apply(getattr(cfg, name), values, f"[{name}]")})
     return cfg

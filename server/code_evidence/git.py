@@ -15,9 +15,6 @@ a plain ``git status`` or ``git log`` would run. So every git command goes throu
 - refuses a repository owned by another user, as git itself would, unless the user opted in
   (a CLI flag or an LSP initialization option: never anything inside the repository). Such a
   folder is then indexed as a plain folder, with :attr:`Git.refusal` saying why.
-
-Tree entries from history are untrusted too: :func:`unsafe_path` rejects ``.git`` (any case,
-any depth), ``..``, absolute and drive-qualified paths before anything is written.
 """
 
 from __future__ import annotations
@@ -92,17 +89,6 @@ _DUBIOUS = b"dubious ownership"
 
 class GitError(Exception):
     """A git command that had to succeed did not; the message is meant for the user."""
-
-
-class UnsafeTree(GitError):
-    """A commit whose tree holds a path that must never be written (``.git``, ``..``, ...)."""
-
-    def __init__(self, commit: str, path: str, why: str) -> None:
-        super().__init__(
-            f"commit {commit[:12]} holds an unsafe path {path!r} ({why}); it was not unpacked"
-        )
-        self.commit = commit
-        self.path = path
 
 
 @dataclass(frozen=True, slots=True)
@@ -396,8 +382,8 @@ class Git:
         return _line(self.output("rev-parse", "-q", "--verify", f"{ref}^{{commit}}"))
 
     def tree(self, rev: str) -> list[TreeEntry]:
-        """Every entry of ``rev``'s tree under the workspace folder, paths relative to it,
-        checked with :func:`unsafe_path` (raises :class:`UnsafeTree`)."""
+        """Every entry of ``rev``'s tree under the workspace folder, paths relative to it. The
+        paths are as the tree holds them: check them before writing (``index/snapshot.py``)."""
         out = self.output("ls-tree", "-r", "-z", rev, timeout=LIST_TIMEOUT_S)
         if out is None:
             raise GitError(f"git ls-tree of {rev[:12]} failed")
@@ -410,9 +396,6 @@ class Git:
             if len(parts) != 3:
                 continue
             path = raw_path.decode("utf-8", "surrogateescape")
-            why = unsafe_path(path)
-            if why is not None:
-                raise UnsafeTree(rev, path, why)
             mode, kind, oid = (p.decode("ascii", "replace") for p in parts)
             entries.append(TreeEntry(mode, kind, oid, path))
         return entries
@@ -481,31 +464,6 @@ def _includes(config: str) -> list[str]:
             value = os.path.expanduser(value)
         out.append(value if os.path.isabs(value) else os.path.join(os.path.dirname(config), value))
     return out
-
-
-_DRIVE = re.compile(r"^[A-Za-z]:")
-
-
-def unsafe_path(path: str) -> str | None:
-    """Why a path from a git tree must not be written into a folder, or None when it is fine.
-
-    Git's own checkout refuses these; a tree from history can still hold them (any tool can
-    write such objects, and a clone does not check by default). Components are split on both
-    separators, so a name that is ``.git`` on Windows is caught here too.
-    """
-    if not path:
-        return "empty path"
-    if "\0" in path:
-        return "NUL byte"
-    if path.startswith(("/", "\\")) or _DRIVE.match(path):
-        return "absolute path"
-    for part in re.split(r"[/\\]", path):
-        if part in ("", ".", ".."):
-            return "'..' or an empty component" if part == ".." else "empty or '.' component"
-        name = part.rstrip(". ").lower()  # Windows ignores trailing dots and spaces
-        if name == ".git" or name == "git~1":
-            return "a .git folder"
-    return None
 
 
 def _line(out: bytes | None) -> str | None:

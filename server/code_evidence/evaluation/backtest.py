@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config
-from ..git import Git, UnsafeTree
+from ..git import Git
+from ..index.snapshot import UnsafeTree
 from .evaluate import (
     CONFIGS,
     METRICS,

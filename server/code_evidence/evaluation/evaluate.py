@@ -20,7 +20,7 @@ from typing import Any
 
 from ..api import Depth, Evidence, FindRequest
 from ..engine import Engine
-from ..index.chunk import file_flags
+from ..filekinds import file_flags
 
 LIMIT = 20  # results asked per case: more than the top 10 the metrics read, as an editor would
 TOP_FILES = 10
@@ -261,24 +261,20 @@ def configured(
     cleared on the way in and out), so its latency means something. Without it they are kept:
     answers are keyed by configuration anyway, and a cross-encoder score does not depend on
     the settings being compared."""
-    stages, rank = eng.config.stages, eng.config.ranking
-    saved_stages = dataclasses.asdict(stages)
-    saved_ranking = dataclasses.asdict(rank)
-    try:
-        for name, on in saved_stages.items():
-            setattr(stages, name, on if variant.stages is None else name in variant.stages)
-        for key, value in {**(ranking or {}), **dict(variant.ranking)}.items():
-            setattr(rank, key, value)
+    base = eng.config
+    stages = {
+        f.name: getattr(base.stages, f.name) if variant.stages is None else f.name in variant.stages
+        for f in dataclasses.fields(base.stages)
+    }
+    config = base.changed(stages=stages, ranking={**(ranking or {}), **dict(variant.ranking)})
+    with eng.with_config(config):
         if cold:
             eng.forget_answers()
-        yield
-    finally:
-        for name, on in saved_stages.items():
-            setattr(stages, name, on)
-        for key, value in saved_ranking.items():
-            setattr(rank, key, value)
-        if cold:
-            eng.forget_answers()
+        try:
+            yield
+        finally:
+            if cold:
+                eng.forget_answers()
 
 
 def run_variants(

@@ -20,8 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..filekinds import file_flags, is_outside_source
 from ..git import Git, GitBlobs
-from ..index.chunk import detect_language, file_flags
+from ..index.chunk import detect_language
 from .evaluate import Case
 
 MAX_SOURCE_FILES = 8  # more than this is a sweep, not one change with a place
@@ -66,8 +67,6 @@ _SKIP_SUBJECT: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     ("docs", re.compile(r"^\s*(docs?|documentation)\b\s*[:(]?", re.I)),
 )
-_NON_SOURCE_DIRS = frozenset({"doc", "docs", "documentation", "example", "examples", "benchmarks"})
-_NON_SOURCE_NAMES = frozenset({"setup.py", "conftest.py", "noxfile.py", "fabfile.py"})
 
 _ISSUE_REF = re.compile(r"\(\s*(#|gh-)\d+\s*\)|(?<![\w/])(#|gh-)\d+\b", re.I)
 _ISSUE_LINE = re.compile(
@@ -140,10 +139,7 @@ def is_source(path: str) -> bool:
     documentation, vendored or generated code, or packaging glue."""
     if detect_language(path) is None:
         return False
-    parts = path.split("/")
-    if _NON_SOURCE_DIRS.intersection(parts[:-1]) or parts[-1] in _NON_SOURCE_NAMES:
-        return False
-    return not any(file_flags(path, ""))
+    return not is_outside_source(path) and not any(file_flags(path, ""))
 
 
 def clean_message(message: str) -> str:

@@ -21,9 +21,10 @@ from pathlib import Path
 
 from ..config import Config
 from ..engine import Engine, EngineError
-from ..git import Git, GitError, UnsafeTree, unsafe_path
+from ..git import Git, GitError
 from ..index import snapshot as history
-from ..index.scan import is_secret_path
+from ..index.snapshot import UnsafeTree, unsafe_path
+from ..secrets import is_secret_path
 
 _SYMLINK, _GITLINK = "120000", "160000"
 

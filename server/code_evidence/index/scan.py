@@ -1,4 +1,4 @@
-"""Workspace scan: which files the index holds, and how one file's text is loaded.
+"""Workspace scan: which files the index holds.
 
 The index must match the working tree as the user sees it. Inside a git repository git already
 knows that answer (tracked plus untracked, minus everything its ignore rules exclude, including
@@ -8,16 +8,13 @@ most faithful and the fastest source. Outside git we walk the tree ourselves and
 
 On top of either list come our own rules: ``cfg.exclude``, secrets (never indexed, whatever
 the ignore files say), vendored code, obviously binary files and oversized files. Scanning only
-stats; contents are read later, one file at a time, by :func:`load_text`.
+stats; contents are read later, one file at a time (``load.py``).
 """
 
 from __future__ import annotations
 
-import codecs
-import fnmatch
 import logging
 import os
-import re
 import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -26,52 +23,13 @@ from pathlib import Path
 import pathspec
 
 from ..config import IndexConfig
+from ..filekinds import VENDOR_DIRS
 from ..git import LIST_TIMEOUT_S, Git, GitState
+from ..secrets import is_secret_path
 
 log = logging.getLogger(__name__)
 
 VCS_DIRS = frozenset({".git", ".hg", ".svn"})
-VENDOR_DIRS = frozenset(
-    {
-        "node_modules",
-        "vendor",
-        "third_party",
-        "third-party",
-        "bower_components",
-        "site-packages",
-        ".venv",
-        "venv",
-    }
-)
-# Basename patterns (matched lower-cased). Public-key halves (id_rsa.pub) are caught too: they
-# are harmless, but a prefix rule never misses a renamed private key such as id_rsa_work.
-_SECRET_PATTERNS = (
-    ".env",
-    ".env.*",
-    "*.pem",
-    "*.key",
-    "*.p12",
-    "*.pfx",
-    "id_rsa*",
-    "id_dsa*",
-    "id_ecdsa*",
-    "id_ed25519*",
-    "*.keystore",
-    "*.jks",
-    "credentials",
-    "credentials.json",
-    ".npmrc",
-    ".pypirc",
-    ".netrc",
-    "*.kdbx",
-    "secrets.yaml",
-    "secrets.yml",
-    "service-account*.json",
-)
-# Templates that document which variables exist, without values: useful, and safe to index.
-_SECRET_ALLOWED = frozenset({".env.example", ".env.sample", ".env.template"})
-_SECRET_RE = re.compile("|".join(fnmatch.translate(p) for p in _SECRET_PATTERNS))
-
 # Extensions whose files are never source text; skipped from the name alone, without a read.
 BINARY_EXTENSIONS = frozenset(
     {
@@ -94,10 +52,6 @@ BINARY_EXTENSIONS = frozenset(
 )  # fmt: skip
 
 MAX_EXAMPLES = 50
-BINARY_SNIFF_BYTES = 8192
-# A file is minified when its lines are long on average, or when most of its text sits on
-# over-long lines (a bundle with a short licence header still counts).
-MINIFIED_AVG_LINE = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,31 +73,8 @@ class ScanResult:
     skipped_examples: list[tuple[str, str]] = field(default_factory=list)
 
 
-@dataclass(frozen=True, slots=True)
-class LoadedText:
-    text: str  # line endings normalised to "\n"
-    encoding_errors: bool  # invalid UTF-8 was replaced by U+FFFD
-
-
-class SkipFile(Exception):
-    """A file that is not indexed after all; ``reason`` is a short stable token ("binary",
-    "too-large", "minified", "unreadable", "vanished", "not-regular", "outside-workspace")."""
-
-    def __init__(self, reason: str, detail: str = "") -> None:
-        super().__init__(f"{reason}: {detail}" if detail else reason)
-        self.reason = reason
-
-
 # --------------------------------------------------------------------------------------------
 # name-based rules
-
-
-def is_secret_path(path: str) -> bool:
-    """Whether the file's name marks it as holding credentials, wherever it sits."""
-    name = path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1].lower()
-    if name in _SECRET_ALLOWED:
-        return False
-    return _SECRET_RE.match(name) is not None
 
 
 def _is_binary_name(path: str) -> bool:
@@ -441,119 +372,3 @@ def scan_workspace(root: Path, cfg: IndexConfig, git: Git | None = None) -> Scan
     elif not state.is_repo:
         _scan_walk(col)
     return col.result(state)
-
-
-# --------------------------------------------------------------------------------------------
-# loading one file
-
-
-def _decode(data: bytes) -> tuple[str, bool]:
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) and not data.startswith(
-        codecs.BOM_UTF32_LE
-    ):
-        # Windows tools still write UTF-16 with a BOM; its NUL bytes are not a sign of binary.
-        try:
-            return data.decode("utf-16"), False
-        except UnicodeDecodeError:
-            pass
-    if b"\0" in data[:BINARY_SNIFF_BYTES]:
-        raise SkipFile("binary")
-    if data.startswith(codecs.BOM_UTF8):
-        data = data[len(codecs.BOM_UTF8) :]
-    try:
-        return data.decode("utf-8"), False
-    except UnicodeDecodeError:
-        return data.decode("utf-8", "replace"), True
-
-
-def _looks_minified(text: str, cfg: IndexConfig) -> bool:
-    if len(text) <= cfg.max_line_chars:
-        return False
-    lengths = [len(line) for line in text.split("\n")]
-    if max(lengths) <= cfg.max_line_chars:
-        return False
-    if text.endswith("\n"):
-        lengths.pop()
-    avg = len(text) / max(1, len(lengths))
-    long_chars = sum(n for n in lengths if n > cfg.max_line_chars)
-    return avg > MINIFIED_AVG_LINE or long_chars * 2 >= len(text)
-
-
-def load_text(root: Path, path: str, cfg: IndexConfig) -> LoadedText:
-    """The file's text for indexing, or :class:`SkipFile` saying why there is none.
-
-    The file may have changed since the scan, so size and type are checked again here.
-    """
-    root_real = os.path.realpath(root)
-    full = os.path.join(root_real, path)
-    real = os.path.realpath(full)
-    if not (real == root_real or real.startswith(root_real.rstrip("/") + "/")):
-        raise SkipFile("outside-workspace", path)
-    try:
-        # O_NONBLOCK: opening a FIFO must not hang; it is refused below as not a regular file.
-        fd = os.open(full, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except (FileNotFoundError, NotADirectoryError) as exc:
-        raise SkipFile("vanished", path) from exc
-    except OSError as exc:
-        raise SkipFile("unreadable", f"{path}: {exc.strerror or exc}") from exc
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise SkipFile("not-regular", path)
-        if st.st_size > cfg.max_file_bytes:
-            raise SkipFile("too-large", f"{path}: {st.st_size} bytes")
-        chunks: list[bytes] = []
-        remaining = cfg.max_file_bytes + 1
-        while remaining > 0:
-            block = os.read(fd, min(remaining, 1 << 20))
-            if not block:
-                break
-            chunks.append(block)
-            remaining -= len(block)
-    except OSError as exc:
-        raise SkipFile("unreadable", f"{path}: {exc.strerror or exc}") from exc
-    finally:
-        os.close(fd)
-    data = b"".join(chunks)
-    if len(data) > cfg.max_file_bytes:
-        raise SkipFile("too-large", f"{path}: grew past {cfg.max_file_bytes} bytes")
-    text, errors = _decode(data)
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    if not cfg.include_generated and _looks_minified(text, cfg):
-        raise SkipFile("minified", path)
-    return LoadedText(text, errors)
-
-
-# --------------------------------------------------------------------------------------------
-# user paths
-
-
-def resolve_workspace_path(root: Path, user_path: str) -> str:
-    """A user's path (workspace-relative or absolute) as the workspace-relative POSIX path the
-    index uses; ``"."`` for the root itself. The file need not exist.
-
-    Containment is judged after resolving symlinks and ``..``; the returned name keeps a
-    symlinked file's own name when that is where it lives, because the scan indexes links under
-    their own path.
-    """
-    if not user_path or not user_path.strip():
-        raise ValueError("empty path")
-    if "\0" in user_path:
-        raise ValueError(f"path {user_path!r} contains a NUL byte")
-    root_real = os.path.realpath(root)
-    root_abs = os.path.abspath(root)
-    full = user_path if os.path.isabs(user_path) else os.path.join(root_real, user_path)
-    real = os.path.realpath(full)
-    if os.path.commonpath([real, root_real]) != root_real:
-        raise ValueError(
-            f"path {user_path!r} is outside the workspace {root_real} (resolves to {real})"
-        )
-    lexical = os.path.normpath(full)
-    for base in (root_real, root_abs):
-        rel = os.path.relpath(lexical, base)
-        if rel == ".." or rel.startswith("../"):
-            continue
-        if os.path.realpath(os.path.join(root_real, rel)) == real:
-            return Path(rel).as_posix()
-    return Path(os.path.relpath(real, root_real)).as_posix()

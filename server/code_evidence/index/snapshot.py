@@ -16,29 +16,67 @@ from __future__ import annotations
 import hashlib
 import os
 import posixpath
+import re
 import shutil
 import tempfile
 from pathlib import Path
 
-from ..git import Git, GitError, UnsafeTree
-from .scan import is_secret_path
+from ..git import Git, GitError
+from ..secrets import is_secret_path
+
+
+class UnsafeTree(GitError):
+    """A commit whose tree holds a path that must never be written (``.git``, ``..``, ...)."""
+
+    def __init__(self, commit: str, path: str, why: str) -> None:
+        super().__init__(
+            f"commit {commit[:12]} holds an unsafe path {path!r} ({why}); it was not unpacked"
+        )
+        self.commit = commit
+        self.path = path
+
+
+_DRIVE = re.compile(r"^[A-Za-z]:")
+
+
+def unsafe_path(path: str) -> str | None:
+    """Why a path from a git tree must not be written into a folder, or None when it is fine.
+
+    Git's own checkout refuses these; a tree from history can still hold them (any tool can
+    write such objects, and a clone does not check by default). Components are split on both
+    separators, so a name that is ``.git`` on Windows is caught here too.
+    """
+    if not path:
+        return "empty path"
+    if "\0" in path:
+        return "NUL byte"
+    if path.startswith(("/", "\\")) or _DRIVE.match(path):
+        return "absolute path"
+    for part in re.split(r"[/\\]", path):
+        if part in ("", ".", ".."):
+            return "'..' or an empty component" if part == ".." else "empty or '.' component"
+        name = part.rstrip(". ").lower()  # Windows ignores trailing dots and spaces
+        if name == ".git" or name == "git~1":
+            return "a .git folder"
+    return None
+
 
 _SYMLINK, _GITLINK = "120000", "160000"
 
 
-class HistoryError(ValueError):
+class SnapshotError(ValueError):
     """The reference does not name a commit of this repository, or its tree cannot be
     written safely."""
 
 
 def resolve_commit(git: Git, ref: str) -> str:
     if not ref.strip() or ref.startswith("-"):
-        raise HistoryError(f"not a git revision: {ref!r}")
+        raise SnapshotError(f"not a git revision: {ref!r}")
     if not git.is_repo():
-        raise HistoryError(git.refusal or f"{git.root} is not a git repository")
+        raise SnapshotError(git.refusal or f"{git.root} is not a git repository")
     sha = git.resolve_commit(ref)
     if not sha:
-        raise HistoryError(f"{ref!r} does not name a commit in {git.root}")
+        raise SnapshotError(f"{ref!r} does not name a commit in {git.root}")
     return sha
 
 
@@ -54,16 +92,20 @@ def snapshot(git: Git, ref: str, cache_root: Path) -> tuple[str, Path]:
     try:
         unpack(git, sha, tree)
     except GitError as exc:
-        raise HistoryError(str(exc)) from exc
+        raise SnapshotError(str(exc)) from exc
     return sha, tree
 
 
 def unpack(git: Git, sha: str, dest: Path, links: bool = True) -> None:
     """The workspace's folder as of ``sha``, written to ``dest`` (which must not exist) in one
     rename, so a half-written tree is never seen. ``links=False`` leaves symlinks out; secret
-    files (``scan.is_secret_path``) and submodules are always left out. Raises
+    files (``secrets.is_secret_path``) and submodules are always left out. Raises
     :class:`git.UnsafeTree` before writing anything when the tree holds an unsafe path."""
     entries = git.tree(sha)
+    for e in entries:  # every path checked before anything is written
+        why = unsafe_path(e.path)
+        if why is not None:
+            raise UnsafeTree(sha, e.path, why)
     tmp = Path(tempfile.mkdtemp(prefix="tree-", dir=dest.parent))
     try:
         symlinks = []
@@ -122,50 +164,12 @@ def _link_inside(root: Path, path: str, target: str) -> None:
         os.symlink(target, link)
 
 
-def last_commits(
-    git: Git, head: str, since: str | None = None
-) -> dict[str, tuple[str, int]] | None:
-    """Workspace-relative path -> (sha, commit time) of the newest commit that touched it, for
-    the commits reachable from ``head`` (only those after ``since`` when given, for an
-    incremental update). None when git cannot say (not a repository, a shallow or odd clone)."""
-    args = ["log", "--relative", "--no-renames", "--name-only", "-z", "--format=%x1e%H %ct", head]
-    if since:
-        args.append(f"^{since}")
-    out = git.output(*args, timeout=120)
-    if out is None:
-        return None
-    found: dict[str, tuple[str, int]] = {}
-    for record in out.decode("utf-8", "replace").split("\x1e"):
-        header, _, names = record.partition("\0")
-        parts = header.split()
-        if len(parts) != 2 or not parts[1].isdigit():
-            continue
-        sha, when = parts[0], int(parts[1])
-        for name in names.split("\0"):
-            name = name.strip("\n")
-            if name and name not in found:  # newest first: the first sighting wins
-                found[name] = (sha, when)
-    return found
-
-
-def commit_time(git: Git, sha: str) -> int | None:
-    out = git.output("show", "-s", "--no-show-signature", "--format=%ct", sha)
-    text = out.decode().strip() if out else ""
-    return int(text) if text.isdigit() else None
-
-
-def is_ancestor(git: Git, older: str, newer: str) -> bool:
-    return git.output("merge-base", "--is-ancestor", older, newer) is not None
-
-
 __all__ = [
-    "HistoryError",
+    "SnapshotError",
     "UnsafeTree",
-    "commit_time",
-    "is_ancestor",
-    "last_commits",
     "resolve_commit",
     "snapshot",
     "unpack",
+    "unsafe_path",
     "write_file",
 ]

@@ -171,10 +171,12 @@ class Store:
         return None if row is None else row[0]
 
     def set_meta_now(self, values: dict[str, str | None]) -> None:
+        """In a transaction of its own."""
         with self.transaction():
-            self._set_meta(values)
+            self.set_meta(values)
 
-    def _set_meta(self, values: dict[str, str | None]) -> None:
+    def set_meta(self, values: dict[str, str | None]) -> None:
+        """Within the caller's transaction (see :meth:`transaction`)."""
         self.db.executemany(
             "INSERT INTO meta(key, value) VALUES(?, ?) "
             "ON CONFLICT(key) DO UPDATE SET value=excluded.value",
@@ -213,8 +215,9 @@ class Store:
     def forget_skipped(self, paths: Iterable[str]) -> None:
         self.db.executemany("DELETE FROM skipped_files WHERE path=?", [(p,) for p in paths])
 
-    def set_history(self, commits: dict[str, tuple[str, int]], replace: bool) -> None:
-        """Within the caller's transaction: the newest commit touching each path."""
+    def set_last_commits(self, commits: dict[str, tuple[str, int]], replace: bool) -> None:
+        """Within the caller's transaction: the newest commit touching each path (what the
+        freshness feature reads)."""
         if replace:
             self.db.execute("DELETE FROM file_history")
         self.db.executemany(
@@ -260,6 +263,9 @@ class Store:
                 sc = _row_to_chunk(r)
                 out[sc.id] = sc
         return out
+
+    def chunk_ids(self) -> list[int]:
+        return [r[0] for r in self.db.execute("SELECT id FROM chunks")]
 
     def all_chunks(self) -> Iterator[StoredChunk]:
         for r in self.db.execute(f"SELECT {_CHUNK_COLS} FROM chunks ORDER BY id"):

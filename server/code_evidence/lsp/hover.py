@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..api import Evidence
+from ..api import Evidence, Related
 from .uris import location_link
 
 _IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
@@ -42,11 +41,7 @@ def identifier_at(line: str, column: int) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class HoverFacts:
-    name: str
-    definitions: list[Evidence]
-    callers: list[Evidence]
-    caller_count: int
-    related: list[Evidence]
+    found: Related  # what Engine.related returned for the name here
     where: str  # "branch@commit · state"
 
 
@@ -58,57 +53,46 @@ def _link(root: Path, ev: Evidence) -> str:
 
 def render(root: Path, facts: HoverFacts) -> str:
     """The panel as markdown; each location a ``path:line`` link that opens it."""
-    lines = [f"**`{facts.name}`** — Code Evidence", ""]
-    if facts.definitions:
+    found = facts.found
+    lines = [f"**`{found.name}`** — Code Evidence", ""]
+    if found.definitions:
         lines.append("**Defined in**")
-        lines.extend(f"- {_link(root, d)} ({d.kind})" for d in facts.definitions)
+        lines.extend(f"- {_link(root, d)} ({d.kind})" for d in found.definitions)
     else:
         lines.append("_No definition in this workspace._")
     lines.append("")
-    if facts.callers:
-        more = facts.caller_count - len(facts.callers)
-        lines.append(f"**Callers** ({facts.caller_count})")
-        lines.extend(f"- {_link(root, c)}" for c in facts.callers)
+    if found.callers:
+        more = found.caller_count - len(found.callers)
+        lines.append(f"**Callers** ({found.caller_count})")
+        lines.extend(f"- {_link(root, c)}" for c in found.callers)
         if more > 0:
             lines.append(f"- … and {more} more")
     else:
         lines.append("_No callers found (matched by name)._")
-    if facts.related:
+    if found.related:
         lines.append("")
         lines.append("**Related**")
-        lines.extend(f"- {_link(root, r)}" for r in facts.related)
+        lines.extend(f"- {_link(root, r)}" for r in found.related)
     lines.append("")
     lines.append(f"_index: {facts.where}_")
     return "\n".join(lines)
 
 
-def exclude_seen(items: Sequence[Evidence], seen: Sequence[Evidence], limit: int) -> list[Evidence]:
-    """``items`` minus locations already listed (same file and overlapping lines)."""
-    out: list[Evidence] = []
-    for ev in items:
-        if any(s.path == ev.path and s.start <= ev.end and ev.start <= s.end for s in seen):
-            continue
-        out.append(ev)
-        if len(out) >= limit:
-            break
-    return out
-
-
 class RelatedCache:
-    """Related evidence per (index generation, workspace, name, file): a new pass invalidates
-    everything at once by changing the generation."""
+    """What ``Engine.related`` found, per (index generation, workspace, name, file, line): a
+    new pass invalidates everything at once by changing the generation."""
 
     def __init__(self, size: int = 256) -> None:
         self.size = size
-        self._items: OrderedDict[tuple[object, ...], list[Evidence]] = OrderedDict()
+        self._items: OrderedDict[tuple[object, ...], Related] = OrderedDict()
 
-    def get(self, key: tuple[object, ...]) -> list[Evidence] | None:
+    def get(self, key: tuple[object, ...]) -> Related | None:
         found = self._items.get(key)
         if found is not None:
             self._items.move_to_end(key)
         return found
 
-    def put(self, key: tuple[object, ...], value: list[Evidence]) -> None:
+    def put(self, key: tuple[object, ...], value: Related) -> None:
         self._items[key] = value
         self._items.move_to_end(key)
         while len(self._items) > self.size:

@@ -33,9 +33,10 @@ from pygls.protocol import (
 )
 
 from .. import __version__
-from ..api import Evidence, FindRequest
+from ..api import FindRequest
 from ..config import ConfigError
-from ..engine import EngineError, default_index_dir
+from ..engine import EngineError
+from ..paths import default_index_dir
 from . import hover, lenses, protocol
 from .session import FolderSession
 from .uris import UriError, relative_to, uri_to_path
@@ -326,22 +327,14 @@ class CodeEvidenceServer(LanguageServer):
     def _hover_facts(
         self, session: FolderSession, rel: str, line: int, name: str
     ) -> hover.HoverFacts | None:
-        defs = session.live(session.lookup(lambda e: e.definitions(name, 3)))
-        count = session.lookup(lambda e: e.caller_counts([name])).get(name, 0)
-        if not defs and not count:
-            return None
-        callers = session.live(session.lookup(lambda e: e.callers(name, 5)))
-        here = session.lookup(lambda e: e.symbol_at(rel, line))
         key = (session.generation, str(session.root), name, rel, line)
         related = self.related.get(key)
         if related is None:
-            res = session.find(
-                FindRequest(name, open_file=rel, line=line, limit=8, budget_tokens=0, depth="quick")
-            )
-            seen = [*defs, *callers, *([here] if here else [])]
-            related = hover.exclude_seen(res.results, seen, 3)
+            related = session.related(rel, line, name)
             self.related.put(key, related)
-        return hover.HoverFacts(name, defs, callers, count, related, _where(session))
+        if not related.definitions and not related.caller_count:
+            return None
+        return hover.HoverFacts(related, _where(session))
 
     async def code_lens(self, params: types.CodeLensParams) -> list[types.CodeLens]:
         uri = params.text_document.uri
@@ -349,7 +342,7 @@ class CodeEvidenceServer(LanguageServer):
             session, rel = self.session_for_uri(uri, types.TEXT_DOCUMENT_CODE_LENS)
         except JsonRpcInvalidParams:
             return []  # outside every workspace folder: no lenses, and no error popup
-        outline = await self.read(session, session.lookup, lambda e: e.outline(rel))
+        outline = await self.read(session, session.outline, rel)
         return lenses.unresolved(outline, uri)
 
     async def resolve_lens(self, lens: types.CodeLens) -> types.CodeLens:
@@ -359,21 +352,8 @@ class CodeEvidenceServer(LanguageServer):
             raise invalid(str(exc)) from exc
         session, rel = self.session_for_uri(uri, types.CODE_LENS_RESOLVE)
 
-        def work() -> tuple[int, list[Evidence]]:
-            name = lenses.lens_name(symbol)
-            count = session.lookup(lambda e: e.caller_counts([name])).get(name, 0)
-            here = session.lookup(lambda e: e.symbol_at(rel, line))
-            callers = session.live(session.lookup(lambda e: e.callers(name, 10)))
-            callers = hover.exclude_seen(callers, [here] if here else [], 10)
-            res = session.find(
-                FindRequest(
-                    symbol, open_file=rel, line=line, limit=10, budget_tokens=0, depth="quick"
-                )
-            )
-            related = hover.exclude_seen(res.results, [*callers, *([here] if here else [])], 5)
-            return count, [*callers, *related]
-
-        count, related = await self.read(session, work)
+        found = await self.read(session, session.related, rel, line, lenses.lens_name(symbol))
+        count, related = found.caller_count, [*found.callers, *found.related]
         return lenses.resolved(lens, session.root, uri, count, related)
 
     def status_of(self, root: Path | None) -> dict[str, Any]:

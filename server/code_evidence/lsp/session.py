@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from ..api import Evidence, FindRequest, FindResult, IndexReport, Status
-from ..engine import Engine, IndexCancelled
+from ..api import Evidence, FindRequest, FindResult, IndexReport, Related, Status
+from ..engine import Engine
+from ..index.indexer import IndexCancelled
 from ..live import watch
 from ..live.watch import Batch, Debouncer, FolderWatcher, IgnoreFilter
 from . import protocol
@@ -174,12 +175,16 @@ class FolderSession:
 
     def apply_settings(self, s: protocol.Settings) -> None:
         cfg = self.engine.config
-        cfg.context.budget_tokens = s.budget_tokens or self._base.budget_tokens
-        cfg.stages.rerank = self._base.rerank if s.rerank == "auto" else s.rerank == "on"
+        exclude = (*self._base.exclude, *s.exclude)
+        self.engine.configure(
+            cfg.changed(
+                context={"budget_tokens": s.budget_tokens or self._base.budget_tokens},
+                stages={"rerank": self._base.rerank if s.rerank == "auto" else s.rerank == "on"},
+                index={"exclude": exclude},
+            )
+        )
         self.default_limit = s.limit
-        exclude = [*self._base.exclude, *s.exclude]
-        if exclude != cfg.index.exclude:
-            cfg.index.exclude = exclude
+        if exclude != tuple(cfg.index.exclude):
             self.request_pass("exclude setting changed")
 
     # -- passes ----------------------------------------------------------------
@@ -368,15 +373,13 @@ class FolderSession:
         return rel in self._buffers or (self.root / rel).is_file()
 
     def find(self, req: FindRequest) -> FindResult:
-        """The engine's answer, minus files deleted since the last pass: a deleted file must
-        vanish from answers at once, not after the debounce."""
-        result = self._on_reader(self.engine.find, req, False)
-        kept = [r for r in result.results if self.exists(r.path)]
-        if len(kept) != len(result.results):
-            gone = len(result.results) - len(kept)
-            result.notes.append(f"{gone} result(s) dropped: deleted since the last index pass")
-            result.results = kept
-        return result
+        """The engine's answer from the committed index (files deleted since the last pass
+        are already left out by the engine)."""
+        return self._on_reader(self.engine.find, req, False)
+
+    def related(self, rel: str, line: int, name: str | None = None) -> Related:
+        """What hover and code lenses show at ``rel:line`` (see ``Engine.related``)."""
+        return self._on_reader(self.engine.related, rel, line, name)
 
     def find_as_of(self, req: FindRequest, ref: str) -> FindResult:
         """An answer from the code at ``ref`` (a snapshot indexed in the cache; the working
@@ -388,14 +391,10 @@ class FolderSession:
 
     def indexed_head(self) -> tuple[str | None, str | None]:
         """(commit, branch) the index was last brought to."""
-        reader = self.engine.reader
-        return self._on_reader(lambda: (reader.get_meta("commit"), reader.get_meta("branch")))
+        return self._on_reader(self.engine.indexed_head)
 
-    def lookup(self, fn: Callable[[Engine], T]) -> T:
-        return self._on_reader(fn, self.engine)
-
-    def live(self, items: list[Evidence]) -> list[Evidence]:
-        return [e for e in items if self.exists(e.path)]
+    def outline(self, rel: str) -> list[Evidence]:
+        return self._on_reader(self.engine.outline, rel)
 
 
 class _ProgressTracker:

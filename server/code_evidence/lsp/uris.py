@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from ..index.scan import resolve_workspace_path
+from ..paths import resolve_workspace_path
 
 
 class UriError(ValueError):

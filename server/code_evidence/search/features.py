@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Callable
 
 from ..config import Config
 from .candidate import Candidate
@@ -31,6 +30,11 @@ NON_CODE_FACTOR = 0.4  # docs and config rank below code unless the question is 
 _DEPRECATED = re.compile(r"@[Dd]eprecated|\bDeprecationWarning\b|\bdeprecated\b|@deprecated")
 
 
+def marked_deprecated(c: Candidate) -> bool:
+    """The chunk says it is deprecated (a decorator, a warning, a docstring word)."""
+    return _DEPRECATED.search(c.stored.chunk.text) is not None
+
+
 def apply_features(
     cands: list[Candidate],
     qa: QueryAnalysis,
@@ -38,24 +42,27 @@ def apply_features(
     relations: dict[int, set[str]],
     cfg: Config,
     use_boosts: bool = True,
-    caller_counts: Callable[[list[str]], dict[str, int]] | None = None,
-    ages: Callable[[list[str]], dict[str, float]] | None = None,
+    caller_counts: dict[str, int] | None = None,
+    ages: dict[str, float] | None = None,
 ) -> list[Candidate]:
     """Filters always apply (they are policy, not ranking); boosts only when ``use_boosts``.
-    ``caller_counts`` (name -> how many chunks call it) lets dead deprecated code sink."""
+    Data the caller read for these candidates: ``caller_counts`` (name -> how many chunks call
+    it, for the names of :func:`marked_deprecated` candidates) lets dead deprecated code sink;
+    ``ages`` (path -> days since its last commit) feeds freshness."""
     rc = cfg.ranking
     vote = 1.0 / (rc.rrf_k + 1)
     names = set(qa.names)
     lower_names = {n.lower() for n in names}
     open_dir = posixpath.dirname(editor.open_file) if editor.open_file else None
     strict = [*qa.quoted, *qa.error_codes]
-    deprecated = [c for c in cands if _DEPRECATED.search(c.stored.chunk.text)]
-    called = (
-        caller_counts([c.stored.name for c in deprecated]) if deprecated and caller_counts else {}
-    )
-    dead = {c.id for c in deprecated if c.stored.name and not called.get(c.stored.name)}
+    called = caller_counts or {}
+    dead = {
+        c.id
+        for c in cands
+        if marked_deprecated(c) and c.stored.name and not called.get(c.stored.name)
+    }
     fresh_weight = cfg.ranking.freshness_weight
-    age = ages([c.stored.chunk.path for c in cands]) if ages and fresh_weight > 0 else {}
+    age = (ages or {}) if fresh_weight > 0 else {}
     out: list[Candidate] = []
     for c in cands:
         ch = c.stored.chunk

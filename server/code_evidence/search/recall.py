@@ -18,7 +18,8 @@ from ..config import Config
 from ..index.lexical import LexicalIndex
 from ..index.store import Store
 from ..index.vectors import VectorIndex
-from ..models.embedder import Embedder, EmbeddingCache
+from ..models.embed_cache import EmbeddingCache
+from ..models.embedder import Embedder
 from .query import QueryAnalysis
 from .stacktraces import map_to_workspace
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from code_evidence.api import ContextPack, FindRequest, FindResult
 from code_evidence.engine import Engine
-from code_evidence.requestlog import REDACTED, TraceLog, redact
+from code_evidence.requestlog import RequestLog
+from code_evidence.secrets import REDACTED, redact
 
 
 def test_redaction_masks_credentials_and_keeps_the_rest() -> None:
@@ -29,7 +30,7 @@ def _result(query: str) -> FindResult:
 
 
 def test_log_keeps_only_the_newest_entries(tmp_path: Path) -> None:
-    log = TraceLog(tmp_path / "requests.jsonl", keep=3)
+    log = RequestLog(tmp_path / "requests.jsonl", keep=3)
     for i in range(10):
         log.record(_result(f"query {i}"), None, None)
     entries = log.entries()

@@ -1,0 +1,359 @@
+"""The index pass: bring the index of one workspace up to date with its working tree.
+
+A pass compares the scan with the store by size and mtime (:func:`plan`), reads only the files
+that changed (editor buffers stand in for their files), chunks them, and writes the store in
+one transaction that raises ``derived_dirty``; then the lexical and vector indexes follow and
+the flag is cleared (see ``parts.py``). Unchanged chunks keep their rows, so their vectors and
+BM25 documents stay; only chunk texts no cache has seen are embedded, in priority order
+(:func:`embed_priority`), and saved in steps so an interrupted pass keeps what it paid for.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+
+from ..api import Chunk, IndexReport
+from ..config import Config
+from ..filekinds import is_bulk_path, is_doc_path
+from ..git import Git
+from ..models.embed_cache import EmbeddingCache, embed_with_cache, embedding_key, embedding_text
+from ..models.embedder import Embedder
+from . import freshness
+from .chunk import chunk_file, detect_language
+from .imports import ImportResolver
+from .load import LoadedText, SkipFile, load_text, normalise_newlines
+from .parts import IndexParts, lexdoc
+from .scan import FileEntry, scan_workspace
+from .store import FileRow, Store, StoredChunk
+
+Progress = Callable[[str, int, int], None]  # (stage, done, total)
+EMBED_BATCH = 256  # chunks per embed-and-cache step: bounds work lost to a crash
+VECTOR_SAVE_S = 20.0  # seconds between vector index saves while embedding
+# Files changed within this many days of HEAD are embedded first within their priority.
+RECENT_DAYS = 90.0
+
+# Where a chunk's vector matters least comes last: a question about the code is answered first,
+# and BM25 already covers every chunk while the rest is embedded.
+PRIORITY_SOURCE, PRIORITY_OTHER, PRIORITY_TESTS, PRIORITY_BULK = 0, 1, 2, 3
+
+
+class IndexCancelled(Exception):
+    """An index pass was cancelled before it wrote anything."""
+
+
+def embed_priority(chunk: Chunk) -> int:
+    """Order of embedding in a pass: source code (0), other text such as templates and
+    config (1), tests and docs (2), then translations, migrations, generated and vendored
+    files (3). Lower comes first."""
+    if chunk.is_generated or chunk.is_vendor or is_bulk_path(chunk.path):
+        return PRIORITY_BULK
+    if chunk.is_test or is_doc_path(chunk.path):
+        return PRIORITY_TESTS
+    if chunk.language == "text" or chunk.kind == "window":
+        return PRIORITY_OTHER
+    return PRIORITY_SOURCE
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What an index pass must do, from comparing the scan with the store."""
+
+    to_read: list[FileEntry]
+    removed: list[str]
+    known: dict[str, FileRow]  # the indexed files, as read for the comparison
+
+
+def plan(reader: Store, entries: list[FileEntry]) -> Plan:
+    """Compare the scan with what is indexed (or was read and skipped) by size and mtime.
+    Reads the committed state, so status can call it while a pass runs."""
+    known = reader.files()
+    stats = {p: (row.size, row.mtime_ns) for p, row in known.items()}
+    skipped = reader.skipped_stats()
+    to_read = [e for e in entries if stats.get(e.path, skipped.get(e.path)) != (e.size, e.mtime_ns)]
+    present = {e.path for e in entries}
+    removed = [p for p in [*known, *skipped] if p not in present]
+    return Plan(to_read, removed, known)
+
+
+def overlay_stamp(text: str) -> tuple[int, int]:
+    """A (size, mtime) pair for an editor buffer: a negative content-derived "mtime" can never
+    equal a real one, so closing the buffer makes the disk copy look changed again."""
+    digest = hashlib.sha256(text.encode("utf-8", "replace")).digest()
+    return len(text), -(int.from_bytes(digest[:7], "big") + 1)
+
+
+@dataclass(slots=True)
+class PassInput:
+    """What one pass works from besides the workspace: the configuration, editor buffers
+    (workspace-relative path -> text) and the files open in the editor (embedded first)."""
+
+    config: Config
+    overlays: dict[str, str]
+    focus: frozenset[str]
+
+
+class Indexer:
+    """Runs passes over one workspace into one :class:`IndexParts`; the caller holds the
+    writer lock and allows one pass at a time."""
+
+    def __init__(self, workspace: Path, git: Git, parts: IndexParts) -> None:
+        self.workspace = workspace
+        self.git = git
+        self.parts = parts
+
+    def run(
+        self,
+        job: PassInput,
+        embedder: Callable[[], Embedder],
+        cache: Callable[[], EmbeddingCache],
+        progress: Progress | None = None,
+        cancel: threading.Event | None = None,
+    ) -> IndexReport:
+        """``cancel`` stops the pass early: before the store is written nothing changes;
+        during embedding, what was embedded stays and the rest waits for the next pass.
+        ``embedder`` and ``cache`` are made only when vectors are on."""
+        t0 = time.perf_counter()
+        parts, store, cfg = self.parts, self.parts.store, job.config
+        scan = scan_workspace(self.workspace, cfg.index, self.git)
+        if parts.read_only:
+            return IndexReport(
+                files_seen=len(scan.files),
+                files_changed=0,
+                files_removed=0,
+                files_skipped=sum(scan.skipped.values()),
+                chunks_total=store.counts()[1],
+                chunks_added=0,
+                chunks_removed=0,
+                embedded=0,
+                vectors_from_cache=0,
+                ms=(time.perf_counter() - t0) * 1000,
+                skipped=dict(scan.skipped),
+                read_only=True,
+            )
+        overlays = job.overlays
+        entries = [
+            FileEntry(e.path, *overlay_stamp(overlays[e.path])) if e.path in overlays else e
+            for e in scan.files
+        ]
+        work = plan(parts.reader, entries)
+        skipped = dict(scan.skipped)
+        known = work.known  # under the index lock the committed state is the store's state
+        updates: list[tuple[FileEntry, FileRow, list[Chunk], bool]] = []
+        touches: list[FileEntry] = []
+        skips: list[tuple[FileEntry, str]] = []
+        removed = list(work.removed)
+        for i, entry in enumerate(work.to_read):
+            if progress:
+                progress("read", i + 1, len(work.to_read))
+            if cancel is not None and cancel.is_set():
+                raise IndexCancelled("indexing cancelled before anything was written")
+            try:
+                if entry.path in overlays:
+                    loaded = LoadedText(normalise_newlines(overlays[entry.path]), False)
+                else:
+                    loaded = load_text(self.workspace, entry.path, cfg.index)
+            except SkipFile as skip:
+                skipped[skip.reason] = skipped.get(skip.reason, 0) + 1
+                skips.append((entry, skip.reason))
+                if entry.path in known:
+                    removed.append(entry.path)
+                continue
+            content_hash = hashlib.sha256(loaded.text.encode("utf-8", "replace")).hexdigest()
+            old = known.get(entry.path)
+            if old is not None and old.content_hash == content_hash:
+                touches.append(entry)
+                continue
+            chunks = chunk_file(entry.path, loaded.text, cfg.index)
+            language = detect_language(entry.path)
+            imports = chunks[0].imports if chunks else ()
+            row = FileRow(entry.path, entry.size, entry.mtime_ns, content_hash, language, imports)
+            updates.append((entry, row, chunks, loaded.encoding_errors))
+
+        model_id = embedder().model_id if cfg.stages.vectors else None
+        removed_ids: list[int] = []
+        added: list[StoredChunk] = []
+        graph_changed = bool(updates or removed)
+        stamp = datetime.now(UTC).isoformat(timespec="seconds")
+        with store.transaction():
+            store.set_meta({"derived_dirty": "1"})
+            store.forget_skipped(
+                [*removed, *(e.path for e in touches), *(u[0].path for u in updates)]
+            )
+            for entry, reason in skips:
+                store.set_skipped(entry.path, entry.size, entry.mtime_ns, reason)
+            for entry in touches:
+                store.touch_file(entry.path, entry.size, entry.mtime_ns)
+            for path in removed:
+                removed_ids.extend(store.remove_file(path))
+            for _entry, row, chunks, enc_err in updates:
+                existing = {sc.chunk.hash: sc for sc in store.chunks_of(row.path)}
+                keep: list[tuple[int, int, int]] = []
+                new = []
+                for ch in chunks:
+                    old_sc = existing.pop(ch.hash, None)
+                    if old_sc is not None:  # same text; lines above it may have come or gone
+                        keep.append((old_sc.id, ch.start, ch.end))
+                    else:
+                        new.append((ch, embedding_key(ch, model_id) if model_id else None))
+                gone, ids = store.replace_file(row, keep, new, enc_err, scan.git.commit, stamp)
+                removed_ids.extend(gone)
+                added.extend(
+                    StoredChunk(cid, ch, key) for cid, (ch, key) in zip(ids, new, strict=True)
+                )
+            if graph_changed:
+                self._relink_imports()
+            store.set_meta(
+                {
+                    "commit": scan.git.commit,
+                    "branch": scan.git.branch,
+                    "dirty": None if scan.git.dirty is None else str(int(scan.git.dirty)),
+                    "indexed_at": stamp,
+                    "model": model_id,
+                }
+            )
+        if removed_ids or added:
+            if progress:
+                progress("lexical", 0, 1)
+            parts.lexical.delete(removed_ids)
+            parts.lexical.add([lexdoc(sc) for sc in added])
+            parts.lexical.commit()
+            parts.vectors.remove(removed_ids)
+            parts.vectors.save()
+            if progress:
+                progress("lexical", 1, 1)
+        # The generation (part of every cached answer's key) moves only now that the lexical
+        # and vector indexes hold the change: an answer computed in between is keyed under the
+        # old generation and can never be served for the new state.
+        generation = int(store.get_meta("generation") or 0) + int(bool(updates or removed))
+        store.set_meta_now({"derived_dirty": "0", "generation": str(generation)})
+
+        if scan.git.commit and scan.git.commit != store.get_meta("history_head"):
+            self._update_last_commits(scan.git.commit)
+
+        embedded, from_cache, cancelled = 0, 0, False
+        if cfg.stages.vectors:
+            embedded, from_cache, cancelled = self._fill_vectors(
+                added, job.focus, embedder(), cache(), progress, cancel
+            )
+        return IndexReport(
+            files_seen=len(scan.files),
+            files_changed=len(updates),
+            files_removed=len(removed),
+            files_skipped=sum(skipped.values()),
+            chunks_total=store.counts()[1],
+            chunks_added=len(added),
+            chunks_removed=len(removed_ids),
+            embedded=embedded,
+            vectors_from_cache=from_cache,
+            ms=(time.perf_counter() - t0) * 1000,
+            skipped=skipped,
+            cancelled=cancelled,
+        )
+
+    def _update_last_commits(self, head: str) -> None:
+        """The newest commit touching each file, for the freshness feature: incremental when
+        the new HEAD descends from the last one seen, a full walk otherwise (once per HEAD)."""
+        store = self.parts.store
+        previous = store.get_meta("history_head")
+        since = previous if previous and freshness.is_ancestor(self.git, previous, head) else None
+        commits = freshness.last_commits(self.git, head, since)
+        head_time = freshness.commit_time(self.git, head)
+        if commits is None or head_time is None:
+            return
+        with store.transaction():
+            store.set_last_commits(commits, replace=since is None)
+            store.set_meta({"history_head": head, "history_head_time": str(head_time)})
+
+    def _relink_imports(self) -> None:
+        store = self.parts.store
+        files = store.files()
+        resolver = ImportResolver(set(files))
+        edges = []
+        for path, row in files.items():
+            if row.language and row.imports:
+                for dst in resolver.resolve(path, row.language, row.imports):
+                    edges.append((path, dst))
+        store.set_import_edges(edges)
+
+    def _embed_order(self, chunks: list[StoredChunk], focus: frozenset[str]) -> list[StoredChunk]:
+        """The open files and what they import or is imported by them first; then source code
+        before other text, tests and bulk files (``embed_priority``); inside each, files changed
+        in the last 90 days of history first; by length last, so batches pad little."""
+        store = self.parts.store
+        near: set[str] = set(focus)
+        for path in focus:
+            near.update(store.imports_of(path))
+            near.update(store.importers_of(path))
+        head_time = store.get_meta("history_head_time")
+        recent: set[str] = set()
+        if head_time is not None:
+            since = int(head_time) - int(RECENT_DAYS * 86400)
+            times = store.commit_times({sc.chunk.path for sc in chunks})
+            recent = {p for p, t in times.items() if t >= since}
+        return sorted(
+            chunks,
+            key=lambda sc: (
+                sc.chunk.path not in near,
+                embed_priority(sc.chunk),
+                sc.chunk.path not in recent,
+                len(sc.chunk.text),
+            ),
+        )
+
+    def _fill_vectors(
+        self,
+        added: list[StoredChunk],
+        focus: frozenset[str],
+        embedder: Embedder,
+        cache: EmbeddingCache,
+        progress: Progress | None,
+        cancel: threading.Event | None,
+    ) -> tuple[int, int, bool]:
+        """Vectors for new chunks: the cache first, the model for the misses, saved in steps so
+        an interrupted pass keeps what it computed. Also repairs chunks an earlier, interrupted
+        pass left without a vector."""
+        parts = self.parts
+        vectors = parts.vectors
+        _, total = parts.store.counts()
+        todo = added
+        if len(vectors) + len(added) < total or len(vectors) < total - len(added):
+            todo = [sc for sc in parts.store.all_chunks() if sc.id not in vectors]
+        if not todo:
+            return 0, 0, False
+        todo = parts.keyed(todo)
+        # Where answers matter first (see _embed_order) while BM25 covers the rest. Chunks with
+        # the same text share a key: one part embeds it once, a later part finds it in the cache.
+        missing = self._embed_order(parts.add_cached_vectors(todo), focus)
+        from_cache = len(todo) - len(missing)
+        embedded = 0
+        last_save = time.perf_counter()
+        try:
+            for i in range(0, len(missing), EMBED_BATCH):
+                if cancel is not None and cancel.is_set():
+                    return embedded, from_cache, True
+                part = missing[i : i + EMBED_BATCH]
+                texts = {sc.emb_key: embedding_text(sc.chunk) for sc in part if sc.emb_key}
+                vecs, computed = embed_with_cache(embedder, cache, texts)
+                embedded += computed
+                stacked = np.stack([vecs[sc.emb_key or ""] for sc in part])
+                vectors.add([sc.id for sc in part], stacked)
+                # A save rewrites the whole file (tens of MB on a large repository): every few
+                # seconds, not every part. A crash loses only vectors the embedding cache
+                # holds, and the next pass puts them back from there.
+                if time.perf_counter() - last_save >= VECTOR_SAVE_S:
+                    vectors.save()
+                    last_save = time.perf_counter()
+                if progress:
+                    progress("embed", min(i + EMBED_BATCH, len(missing)), len(missing))
+        finally:
+            if missing:
+                vectors.save()
+        return embedded, from_cache, False

@@ -1,0 +1,252 @@
+"""One answer, stage by stage: query analysis -> recall (BM25, vectors, structure, stack
+frames) -> reciprocal-rank fusion -> features and filters -> rerank -> assembly.
+
+Each stage is a module of this folder; this one only runs them in order against one committed
+index state (:class:`SearchIndex`), times them, and turns the ranked candidates into the
+answer. What leaves here is masked: ranking and the verdict saw the real text.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+
+from ..api import Chunk, ContextPack, Evidence, FindRequest, FindResult, StageTiming
+from ..config import Config
+from ..index.lexical import LexicalIndex
+from ..index.store import Store, StoredChunk
+from ..index.vectors import VectorIndex
+from ..models import crossencoder
+from ..models.crossencoder import ScoreCache
+from ..models.embed_cache import EmbeddingCache
+from ..models.embedder import Embedder
+from ..secrets import mask_secrets
+from . import assemble, features, fuse, query, recall, rerank
+from .candidate import Candidate
+
+# Candidates the rerank stage looks at (the head of the fused and featured list).
+RERANK_HEAD = 50
+
+
+@dataclass(frozen=True, slots=True)
+class SearchIndex:
+    """What a search reads: the committed index (through the reader connection, never the
+    writer's) and the models. ``vectors``, ``embedder`` and ``cache`` are None when the vector
+    stage is off."""
+
+    workspace: str
+    reader: Store
+    lexical: LexicalIndex | None
+    vectors: VectorIndex | None
+    embedder: Embedder
+    cache: EmbeddingCache | None
+    scores: ScoreCache
+    read_only: bool
+
+
+def _ms(t0: float) -> float:
+    return (time.perf_counter() - t0) * 1000
+
+
+def ages(reader: Store, paths: list[str]) -> dict[str, float]:
+    """Days between HEAD and the newest commit touching each file (files git never saw, such
+    as untracked ones, are left out)."""
+    head_time = reader.get_meta("history_head_time")
+    if head_time is None:
+        return {}
+    times = reader.commit_times(paths)
+    return {p: max(0.0, (int(head_time) - t) / 86400) for p, t in times.items()}
+
+
+def parent_scope(reader: Store, chunk: Chunk, max_lines: int) -> assemble.Scope | None:
+    """The class around a method: every stored chunk of that class, lines in between kept
+    blank (they were blank or comments between members). Masked: it goes into the pack."""
+    if chunk.kind != "method" or "." not in chunk.symbol:
+        return None
+    owner = chunk.symbol.rsplit(".", 1)[0]
+    stored = reader.scope_members(chunk.path, owner, max_lines)
+    if stored is None or len(stored) < 2:
+        return None  # no class around it, or too big to go in whole
+    members = [sc.chunk for sc in stored]
+    start = min(m.start for m in members)
+    end = max(m.end for m in members)
+    lines = [""] * (end - start + 1)
+    for m in members:
+        for i, text in enumerate(m.text.split("\n")):
+            lines[m.start - start + i] = text
+    return start, end, owner, mask_secrets("\n".join(lines))
+
+
+def rerankers(
+    cfg: Config, index: SearchIndex, qa: query.QueryAnalysis, depth: str, notes: list[str]
+) -> list[rerank.Reranker]:
+    """The feature scorer, then the configured model scorer when the question is one it
+    helps with. A model that cannot load leaves the feature scorer alone, with a note: the
+    request still answers."""
+    if not cfg.stages.rerank:
+        return []
+    out: list[rerank.Reranker] = [rerank.FeatureReranker()]
+    kind = cfg.ranking.reranker if depth != "quick" else "none"
+    if (
+        kind == "cross-encoder"
+        and cfg.ranking.cross_encoder_for == "descriptions"
+        and not rerank.reads_as_description(qa)
+    ):
+        kind = "none"
+    if kind == "cross-encoder":
+        try:
+            model = crossencoder.shared(crossencoder.MODEL_PATH, cfg.ranking.rerank_threads)
+        except Exception as exc:  # missing or unreadable model file, onnxruntime error
+            notes.append(f"cross-encoder unavailable ({exc}); feature scorer only")
+        else:
+            deep = depth == "deep"
+            pairs = cfg.ranking.rerank_pairs_deep if deep else cfg.ranking.rerank_pairs
+            out.append(
+                rerank.CrossEncoderReranker(model, index.scores, pairs, cfg.ranking.rerank_blend)
+            )
+    elif kind == "bi-encoder" and index.cache is not None:
+        out.append(rerank.BiEncoderReranker(index.embedder, index.cache, cfg.ranking.rerank_blend))
+    return out
+
+
+def answer(
+    req: FindRequest,
+    open_file: str | None,
+    cfg: Config,
+    index: SearchIndex,
+    timings: dict[str, StageTiming],
+    notes: list[str],
+) -> FindResult:
+    t0 = time.perf_counter()
+    qa = query.analyze(req.query, req.intent)
+    timings["query"] = StageTiming(len(qa.terms), _ms(t0))
+    editor = recall.EditorState(open_file, req.line)
+    rec = recall.recall(
+        qa,
+        editor,
+        cfg,
+        index.reader,
+        index.lexical if cfg.stages.lexical else None,
+        index.vectors if cfg.stages.vectors else None,
+        index.embedder if cfg.stages.vectors else None,
+        index.cache if cfg.stages.vectors else None,
+    )
+    notes.extend(rec.notes)
+    for name, ranking in rec.channels.items():
+        timings[f"recall.{name}"] = StageTiming(len(ranking), rec.ms.get(name, 0.0))
+    t0 = time.perf_counter()
+    weights = fuse.channel_weights(cfg.ranking)
+    cands = fuse.fuse(rec.channels, index.reader, cfg.ranking.rrf_k, weights)
+    timings["fuse"] = StageTiming(len(cands), _ms(t0))
+    t0 = time.perf_counter()
+    deprecated = [c.stored.name for c in cands if features.marked_deprecated(c)]
+    cands = features.apply_features(
+        cands,
+        qa,
+        editor,
+        rec.relations,
+        cfg,
+        use_boosts=cfg.stages.features,
+        caller_counts=index.reader.caller_counts(deprecated) if deprecated else {},
+        ages=(
+            ages(index.reader, [c.stored.chunk.path for c in cands])
+            if cfg.ranking.freshness_weight > 0
+            else {}
+        ),
+    )
+    timings["features"] = StageTiming(len(cands), _ms(t0))
+    t0 = time.perf_counter()
+    scorers = rerankers(cfg, index, qa, req.depth, notes)
+    cands, scored, rerank_notes = rerank.rerank(
+        cands,
+        qa,
+        scorers,
+        top_n=RERANK_HEAD,
+        budget_ms=None if req.depth == "deep" else cfg.ranking.rerank_budget_ms,
+    )
+    notes.extend(rerank_notes)
+    timings["rerank"] = StageTiming(scored, _ms(t0))
+    t0 = time.perf_counter()
+    ranked = assemble.diversify(cands, cfg.ranking.per_file_results)
+    max_fused = sum(weights.get(name, 1.0) for name in rec.channels) / (cfg.ranking.rrf_k + 1)
+    verdict = assemble.judge(ranked, qa, max_fused, cfg.ranking.insufficient_below)
+    # Ranking and the verdict saw the real text; what leaves the engine is masked.
+    for c in ranked[: max(req.limit, 40)]:
+        c.stored = dataclasses.replace(
+            c.stored,
+            chunk=dataclasses.replace(c.stored.chunk, text=mask_secrets(c.stored.chunk.text)),
+        )
+    budget = req.budget_tokens if req.budget_tokens is not None else cfg.context.budget_tokens
+    # Budget 0: results only. Hover and lenses show locations and never read the pack.
+    context = (
+        assemble.assemble_context(
+            ranked,
+            budget,
+            index.embedder.count_tokens,
+            cfg.context.per_file_blocks,
+            verdict,
+            parent_of=lambda chunk, max_lines: parent_scope(index.reader, chunk, max_lines),
+        )
+        if budget > 0
+        else ContextPack("", 0, 0)
+    )
+    results = [evidence(c) for c in ranked[: req.limit]]
+    timings["assemble"] = StageTiming(len(results), _ms(t0))
+    return FindResult(
+        query=req.query,
+        workspace=index.workspace,
+        commit=index.reader.get_meta("commit"),
+        branch=index.reader.get_meta("branch"),
+        results=results,
+        context=context,
+        confidence=verdict.confidence,
+        insufficient=verdict.insufficient,
+        insufficient_reason=verdict.reason,
+        trace=timings,
+        intent=qa.intent,
+        index_mode="read-only" if index.read_only else "read-write",
+        notes=notes,
+    )
+
+
+def stored_evidence(sc: StoredChunk, reasons: list[str] | None = None) -> Evidence:
+    """A stored chunk as a result without scores (lookups: outline, definitions, callers)."""
+    ch = sc.chunk
+    return Evidence(
+        ch.path,
+        ch.start,
+        ch.end,
+        ch.symbol,
+        ch.kind,
+        ch.language,
+        0.0,
+        reasons or [],
+        mask_secrets(ch.text),
+    )
+
+
+def evidence(c: Candidate) -> Evidence:
+    ch = c.stored.chunk
+    scores = {f"{name}_rank": float(rank) for name, rank in c.ranks.items()}
+    if "bm25" in c.channel_scores:
+        scores["bm25"] = c.channel_scores["bm25"]
+    if "vector" in c.channel_scores:
+        scores["cosine"] = c.channel_scores["vector"]
+    scores.update({"fused": c.fused, "boost": c.boost, "factor": c.factor})
+    if c.rerank is not None:
+        scores["rerank"] = c.rerank
+    if c.cross is not None:
+        scores["cross"] = c.cross
+    return Evidence(
+        path=ch.path,
+        start=ch.start,
+        end=ch.end,
+        symbol=ch.symbol,
+        kind=ch.kind,
+        language=ch.language,
+        score=c.score,
+        reasons=list(c.reasons),
+        text=ch.text,
+        scores=scores,
+    )
