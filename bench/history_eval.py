@@ -36,7 +36,7 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from code_evidence.config import Config  # noqa: E402
 from code_evidence.engine import Engine  # noqa: E402
-from code_evidence.evaluation.backtest import evaluate_history, load_history, render_report  # noqa: E402
+from code_evidence.evaluation.backtest import evaluate_history, mine_cases, render_report  # noqa: E402
 from quality import (  # noqa: E402
     CACHE_ROOT,
     DEFAULT_SHARED,
@@ -177,7 +177,7 @@ def main() -> int:
             eng.index()  # the user's own index: it warms the shared embedding cache
         head_index_s = time.perf_counter() - t0
         t0 = time.perf_counter()
-        history = load_history(root, None, None, None, args.max_cases)
+        history = mine_cases(root, None, None, None, args.max_cases)
         mine_s = time.perf_counter() - t0
         stops: list[float] = []
 

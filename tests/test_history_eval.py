@@ -13,7 +13,7 @@ from code_evidence.cli import main
 from code_evidence.config import TUNED_FILE, load_config, read_tuned
 from code_evidence.engine import Engine
 from code_evidence.evaluation import tune as tune_mod
-from code_evidence.evaluation.backtest import load_history
+from code_evidence.evaluation.backtest import mine_cases
 from code_evidence.evaluation.evaluate import Case, CaseRun, score_case
 from code_evidence.evaluation.mining import (
     clean_message,
@@ -150,7 +150,7 @@ def test_mining_keeps_the_questions_and_says_why_the_rest_was_skipped(
 
 
 def test_variant_b_opens_the_file_that_changed_most(history_repo: dict[str, Any]) -> None:
-    history = load_history(history_repo["repo"].root, None, None)
+    history = mine_cases(history_repo["repo"].root, None, None)
     b_cases = [c for c in history.cases if c.variant == "b"]
     assert b_cases
     for case in b_cases:
@@ -159,8 +159,8 @@ def test_variant_b_opens_the_file_that_changed_most(history_repo: dict[str, Any]
 
 
 def test_max_commits_spreads_over_the_whole_range(history_repo: dict[str, Any]) -> None:
-    full = load_history(history_repo["repo"].root, None, None)
-    few = load_history(history_repo["repo"].root, None, None, max_commits=4)
+    full = mine_cases(history_repo["repo"].root, None, None)
+    few = mine_cases(history_repo["repo"].root, None, None, max_commits=4)
     assert len(few.mined.commits) == 4
     assert few.mined.commits[0].sha == full.mined.commits[0].sha
     assert few.mined.commits[-1].time > full.mined.commits[len(full.mined.commits) // 2].time
@@ -304,7 +304,7 @@ def test_tune_splits_by_time_stores_only_what_validates_and_status_says_so(
     assert main([*argv, "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["train_cases"] + report["validation_cases"] == len(
-        load_history(repo.root, None, None).cases
+        mine_cases(repo.root, None, None).cases
     )
     stored = read_tuned(index_dir)
     if report["ranking"]:
@@ -335,7 +335,7 @@ def test_eval_without_vector_configurations_embeds_nothing(
     repo.commit("Initial clock")
     repo.write("src/clock.py", "def tick(now):\n    return now + 2\n")
     repo.commit("Advance the clock by two seconds on every tick")
-    history = load_history(repo.root, None, None)
+    history = mine_cases(repo.root, None, None)
     report = evaluate_history(history, Config(), ["bm25"])  # vectors are on in Config()
     assert report["metrics"]["bm25"]["commit a"]["R@1"] == 1.0
 
@@ -375,7 +375,7 @@ def test_tune_never_ships_a_setting_worse_on_validation(
     history_repo: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A setting that wins every training case and loses every validation case stays out."""
-    history = load_history(history_repo["repo"].root, None, None)
+    history = mine_cases(history_repo["repo"].root, None, None)
     train, valid = tune_mod.split_by_time(history)
 
     def fake_backtest(

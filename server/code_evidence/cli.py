@@ -18,7 +18,7 @@ from typing import Any, TextIO
 from .api import FindRequest, FindResult, Status, to_json_dict
 from .config import TUNED_FILE, ConfigError, load_config, read_tuned
 from .engine import Engine, EngineError
-from .evaluation.backtest import DEFAULT_CONFIGS, evaluate_history, load_history, render_report
+from .evaluation.backtest import DEFAULT_CONFIGS, evaluate_history, mine_cases, render_report
 from .evaluation.evaluate import CONFIGS
 from .evaluation.mining import MiningError
 from .evaluation.tune import TuneError, render_tune, store, tune
@@ -207,9 +207,7 @@ def _cmd_history(args: argparse.Namespace) -> int:
     git = Git(workspace, args.trust_other_owner)
     if git.refusal:
         raise EngineError(git.refusal)
-    history = load_history(
-        workspace, args.commits or None, args.since, bar, args.max_cases, git=git
-    )
+    history = mine_cases(workspace, args.commits or None, args.since, bar, args.max_cases, git=git)
     if args.command == "eval":
         configs = args.configs or list(DEFAULT_CONFIGS)
         unknown = [c for c in configs if c not in CONFIGS]

@@ -43,7 +43,7 @@ DEFAULT_CONFIGS = ("bm25", "vectors", "hybrid", "hybrid+features", "+coverage", 
 
 
 @dataclass(slots=True)
-class History:
+class MinedCases:
     """The mined cases of a workspace, oldest commit first."""
 
     workspace: Path
@@ -55,14 +55,14 @@ class History:
     unsafe: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
-def load_history(
+def mine_cases(
     workspace: Path,
     commits: int | None,
     since: str | None,
     progress: Progress | None = None,
     max_commits: int | None = None,
     git: Git | None = None,
-) -> History:
+) -> MinedCases:
     """The mined cases; with ``max_commits``, commits evenly spaced over the whole range (so
     old and new code are both asked about) until that many are kept."""
     git = git if git is not None else Git(workspace)
@@ -76,11 +76,11 @@ def load_history(
         for case in commit.cases(name):
             cases.append(case)
             parent_of[case.id] = commit.parent
-    return History(workspace.resolve(), mined, cases, parent_of, git)
+    return MinedCases(workspace.resolve(), mined, cases, parent_of, git)
 
 
 def backtest(
-    history: History,
+    history: MinedCases,
     cases: list[Case],
     config: Config,
     variants: dict[str, Variant],
@@ -118,7 +118,7 @@ def backtest(
 
 
 def evaluate_history(
-    history: History,
+    history: MinedCases,
     config: Config,
     configs: list[str],
     progress: Progress | None = None,

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import TUNED_FILE, Config, RankingConfig
-from .backtest import History, Progress, backtest
+from .backtest import MinedCases, Progress, backtest
 from .evaluate import COMMIT_POOLED, CaseRun, Variant, group_metrics
 
 # The grid: values around each default (README "Configuration" says what each one does).
@@ -64,7 +64,7 @@ class Score:
         return (self.mrr, self.chunk) > (other.mrr, other.chunk)
 
 
-def split_by_time(history: History) -> tuple[list[str], list[str]]:
+def split_by_time(history: MinedCases) -> tuple[list[str], list[str]]:
     """Case ids: the older ``TRAIN_SHARE`` of the commits train, the newer ones validate. Both
     variants of one commit stay on the same side."""
     commits = list(dict.fromkeys(history.parent_of[c.id] for c in history.cases))
@@ -102,7 +102,7 @@ def refused_share(runs: list[CaseRun], line: float) -> float | None:
 
 
 def tune(
-    history: History,
+    history: MinedCases,
     config: Config,
     progress: Progress | None = None,
     scratch: Path | None = None,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..api import Evidence, FindResult
 
-CHANNELS = ("bm25", "vector", "structural", "trace")
+CHANNELS = ("bm25", "vector", "structural", "frames")
 FEATURE_TAGS = {
     "exact-identifier",
     "mentions-identifier",

@@ -13,12 +13,12 @@ from .recall import Ranking
 
 
 def channel_weights(cfg: RankingConfig) -> dict[str, float]:
-    """Votes per channel (the trace channel is not weighted: a frame is a fact, not a guess)."""
+    """Votes per channel (the frames channel is not weighted: a frame is a fact, not a guess)."""
     return {
         "bm25": cfg.bm25_weight,
         "vector": cfg.vector_weight,
         "structural": cfg.structural_weight,
-        "trace": 1.0,
+        "frames": 1.0,
     }
 
 

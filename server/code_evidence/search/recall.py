@@ -88,8 +88,8 @@ def recall(
 
     if cfg.stages.structural and qa.frames:
         t0 = time.perf_counter()
-        res.channels["trace"] = _trace_frames(qa, store, res.relations)
-        res.ms["trace"] = (time.perf_counter() - t0) * 1000
+        res.channels["frames"] = _stack_frames(qa, store, res.relations)
+        res.ms["frames"] = (time.perf_counter() - t0) * 1000
     if cfg.stages.structural and editor.open_file:
         t0 = time.perf_counter()
         structural = _structural(editor, store, res.relations)
@@ -102,7 +102,7 @@ def recall(
     return res
 
 
-def _trace_frames(qa: QueryAnalysis, store: Store, relations: dict[int, set[str]]) -> Ranking:
+def _stack_frames(qa: QueryAnalysis, store: Store, relations: dict[int, set[str]]) -> Ranking:
     """The chunks that hold the workspace frames of a pasted stack trace, innermost first.
     The innermost workspace frame is tagged apart: it is usually where the fix goes."""
     paths = store.paths()

@@ -97,7 +97,7 @@ def test_pasted_traceback_ranks_the_failing_function_first(project: Path, tmp_pa
     assert "innermost-frame" in top.reasons
     cart = next(r for r in res.results if r.symbol == "Cart.total")
     assert "stack-frame" in cart.reasons
-    assert "recall.trace" in res.trace
+    assert "recall.frames" in res.trace
 
 
 def test_error_message_alone_finds_the_raise(project: Path, tmp_path: Path) -> None:

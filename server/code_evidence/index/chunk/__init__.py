@@ -1,0 +1,115 @@
+"""Split one file into retrievable chunks: definitions for code, line windows for everything else.
+
+Retrieval ranks chunks, not files, so a chunk should be the unit a person would cite: one
+function, one method, the header of a class. Code is parsed with tree-sitter (one parse per
+file); only the top level and class bodies are walked in Python, while the deep work (calls,
+imports) runs as tree-sitter queries in C, because this runs over thousands of files on a
+couple of cores. Any input that a grammar cannot make sense of degrades to line windows
+instead of raising: an indexer that dies on one odd file indexes nothing.
+
+Line numbers follow ``text.splitlines()``; the source handed to tree-sitter is those same lines
+joined with ``"\\n"``, so tree rows and chunk lines can never disagree (CRLF, form feeds and
+other exotic line breaks included).
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+
+import tree_sitter as ts
+
+from ...api import Chunk
+from ...config import IndexConfig
+from ...filekinds import file_flags
+from .definitions import Span, Walker, split_span
+from .languages import EXT_LANG, dedupe, detect_language, first_row, grammar, last_row
+from .references import calls, imports
+from .windows import windows
+
+__all__ = ["EXT_LANG", "chunk_file", "detect_language"]
+
+# Share of a file's lines inside top-level ERROR nodes above which definitions are unreliable.
+_MAX_ERROR_SHARE = 0.5
+
+
+def _hash(path: str, symbol: str, kind: str, text: str) -> str:
+    data = f"{path}\n{symbol}\n{kind}\n{text}".encode("utf-8", "surrogatepass")
+    return hashlib.sha256(data).hexdigest()
+
+
+def _parse_spans(
+    lang: str, lines: list[str], cfg: IndexConfig
+) -> tuple[list[Span], tuple[str, ...], list[int], list[str]] | None:
+    """Definition spans, imports and call sites; ``None`` when the parse is not usable."""
+    g = grammar(lang)
+    src = "\n".join(lines).encode("utf-8", "surrogatepass")
+    tree = g.parser.parse(src)
+    root = tree.root_node
+    top = root.named_children
+    if root.has_error:
+        bad = sum(last_row(n) - first_row(n) + 1 for n in top if n.type == "ERROR" or n.is_missing)
+        if root.type == "ERROR" or bad > _MAX_ERROR_SHARE * len(lines):
+            return None
+    walker = Walker(lang, cfg.max_chunk_lines)
+    walker.items(top, "", member=False, owner="")
+    caps = ts.QueryCursor(g.query).captures(root)
+    rows, names = calls(lang, caps)
+    return walker.spans, imports(lang, caps), rows, names
+
+
+def chunk_file(path: str, text: str, cfg: IndexConfig) -> list[Chunk]:
+    """Chunks of one file, in file order. Never raises on odd content; see the module doc."""
+    if not text or not text.strip():
+        return []
+    lines = text.splitlines()
+    is_test, is_generated, is_vendor = file_flags(path, text)
+    lang = detect_language(path)
+    spans: list[Span] = []
+    imports: tuple[str, ...] = ()
+    rows: list[int] = []
+    names: list[str] = []
+    if lang is not None:
+        try:
+            parsed = _parse_spans(lang, lines, cfg)
+        except Exception:  # a grammar or query failure must cost this file its structure only
+            parsed = None
+        if parsed is not None:
+            spans, imports, rows, names = parsed
+    if not spans:
+        spans = windows(lines, path, cfg.window_lines, cfg.window_overlap)
+        imports, rows, names = (), [], []
+    language = lang or "text"
+
+    max_lines = max(1, cfg.max_chunk_lines)
+    out: list[Chunk] = []
+    for span in spans:
+        start, end = span.start, min(span.end, len(lines) - 1)
+        while end > start and not lines[end].strip():
+            end -= 1
+        while start < end and not lines[start].strip():
+            start += 1
+        pieces = [(start, end)] if span.kind == "window" else split_span(start, end, max_lines)
+        for s, e in pieces:
+            body = "\n".join(lines[s : e + 1])
+            if not body.strip():
+                continue
+            lo, hi = bisect.bisect_left(rows, s), bisect.bisect_right(rows, e)
+            out.append(
+                Chunk(
+                    path=path,
+                    start=s + 1,
+                    end=e + 1,
+                    symbol=span.symbol,
+                    kind=span.kind,
+                    language=language,
+                    text=body,
+                    hash=_hash(path, span.symbol, span.kind, body),
+                    imports=imports,
+                    calls=dedupe(names[lo:hi]),
+                    is_test=is_test,
+                    is_generated=is_generated,
+                    is_vendor=is_vendor,
+                )
+            )
+    return out

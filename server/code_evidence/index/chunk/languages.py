@@ -1,0 +1,190 @@
+"""The grammars: which language a file is, its tree-sitter parser and the one query per language
+that finds calls and imports, and small helpers for reading tree nodes.
+
+Grammars come from the per-language wheels on PyPI and are loaded on first use, once per
+process (nothing is downloaded at run time).
+"""
+
+from __future__ import annotations
+
+import keyword
+import posixpath
+import threading
+from collections.abc import Iterable
+from typing import NamedTuple
+
+import tree_sitter as ts
+
+EXT_LANG: dict[str, str] = {
+    ".py": "python",
+    ".pyi": "python",
+    ".pyw": "python",
+    ".js": "javascript",
+    ".jsx": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".ts": "typescript",
+    ".mts": "typescript",
+    ".cts": "typescript",
+    ".tsx": "tsx",
+    ".go": "go",
+    ".rs": "rust",
+    ".java": "java",
+}
+
+
+def detect_language(path: str) -> str | None:
+    """The grammar for ``path`` by extension; ``None`` means plain text windows."""
+    return EXT_LANG.get(posixpath.splitext(path)[1].lower())
+
+
+# --------------------------------------------------------------------------- grammars
+
+
+def _load_language(lang: str) -> ts.Language:
+    if lang == "python":
+        import tree_sitter_python as mod
+
+        return ts.Language(mod.language())
+    if lang == "javascript":
+        import tree_sitter_javascript as mod
+
+        return ts.Language(mod.language())
+    if lang in ("typescript", "tsx"):
+        import tree_sitter_typescript as mod
+
+        raw = mod.language_tsx() if lang == "tsx" else mod.language_typescript()
+        return ts.Language(raw)
+    if lang == "go":
+        import tree_sitter_go as mod
+
+        return ts.Language(mod.language())
+    if lang == "rust":
+        import tree_sitter_rust as mod
+
+        return ts.Language(mod.language())
+    if lang == "java":
+        import tree_sitter_java as mod
+
+        return ts.Language(mod.language())
+    raise ValueError(f"no grammar for {lang!r}")
+
+
+_JS_CALLS = """
+(call_expression function: [
+  (identifier) @n
+  (member_expression property: [(property_identifier) (private_property_identifier)] @n)])
+(new_expression constructor: [(identifier) @n (member_expression property: (_) @n)])
+"""
+_JS_IMPORTS = """
+(import_statement source: (string) @s)
+(export_statement source: (string) @s)
+(call_expression function: (identifier) @fn arguments: (arguments . (string) @s)
+  (#eq? @fn "require"))
+(call_expression function: (import) arguments: (arguments . (string) @s))
+"""
+
+_CALL_QUERIES: dict[str, str] = {
+    "python": "(call function: [(identifier) @n (attribute attribute: (identifier) @n)])",
+    "javascript": _JS_CALLS,
+    "typescript": _JS_CALLS,
+    "tsx": _JS_CALLS,
+    "go": "(call_expression function: [(identifier) @n (selector_expression field: (_) @n)])",
+    "rust": """
+(call_expression function: [
+  (identifier) @n
+  (scoped_identifier name: (identifier) @n)
+  (field_expression field: (field_identifier) @n)
+  (generic_function function: [
+    (identifier) @n
+    (scoped_identifier name: (identifier) @n)
+    (field_expression field: (field_identifier) @n)])])
+""",
+    "java": """
+(method_invocation name: (identifier) @n)
+(object_creation_expression type: (_) @t)
+""",
+}
+
+_IMPORT_QUERIES: dict[str, str] = {
+    "python": "[(import_statement) (import_from_statement)] @i",
+    "javascript": _JS_IMPORTS,
+    "typescript": _JS_IMPORTS + "(import_require_clause source: (string) @s)",
+    "tsx": _JS_IMPORTS + "(import_require_clause source: (string) @s)",
+    "go": "(import_spec path: (_) @s)",
+    "rust": "(use_declaration argument: (_) @u) (mod_item name: (identifier) @m !body)",
+    "java": "(import_declaration) @i",
+}
+
+IMPORT_CAPTURES = ("i", "s", "u", "m")
+
+KEYWORDS: dict[str, frozenset[str]] = {
+    "python": frozenset(keyword.kwlist),
+    "javascript": frozenset({"super", "this", "import", "function", "typeof", "void"}),
+    "go": frozenset({"func", "go", "defer", "return"}),
+    "rust": frozenset({"self", "Self", "super", "crate"}),
+    "java": frozenset({"this", "super"}),
+}
+KEYWORDS["typescript"] = KEYWORDS["tsx"] = KEYWORDS["javascript"]
+
+
+class Grammar(NamedTuple):
+    parser: ts.Parser
+    query: ts.Query  # calls and imports in one query: one pass over the tree, not two
+
+
+_grammars: dict[str, Grammar] = {}
+_grammar_lock = threading.Lock()
+
+
+def grammar(lang: str) -> Grammar:
+    """Parsers and compiled queries are built once per language: compiling a query costs more
+    than parsing a typical file."""
+    g = _grammars.get(lang)
+    if g is None:
+        with _grammar_lock:
+            g = _grammars.get(lang)
+            if g is None:
+                language = _load_language(lang)
+                query = ts.Query(language, _CALL_QUERIES[lang] + "\n" + _IMPORT_QUERIES[lang])
+                g = Grammar(ts.Parser(language), query)
+                _grammars[lang] = g
+    return g
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def node_text(node: ts.Node | None) -> str:
+    if node is None or node.text is None:
+        return ""
+    return node.text.decode("utf-8", "replace")
+
+
+def compact_text(node: ts.Node | None) -> str:
+    """Node text without whitespace (``a . b`` and line-broken paths are the same name)."""
+    return "".join(node_text(node).split())
+
+
+def first_row(node: ts.Node) -> int:
+    return node.start_point.row
+
+
+def last_row(node: ts.Node) -> int:
+    """Last row the node has text on: a node ending at column 0 ends on the previous row (Rust
+    line comments own their trailing newline)."""
+    row, col = node.end_point
+    if col == 0 and row > node.start_point.row:
+        return row - 1
+    return row
+
+
+def unquote(node: ts.Node) -> str:
+    raw = node_text(node)
+    if len(raw) >= 2 and raw[0] in "\"'`" and raw[-1] == raw[0]:
+        return raw[1:-1]
+    return raw
+
+
+def dedupe(items: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(i for i in items if i))
