@@ -20,31 +20,28 @@ from __future__ import annotations
 import argparse
 import ast
 import json
-import os
 import random
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "server"))
-sys.path.insert(0, str(REPO / "bench"))
-
-from code_evidence.config import Config  # noqa: E402
-from code_evidence.engine import Engine  # noqa: E402
-from code_evidence.evaluation.backtest import evaluate_history, mine_cases, render_report  # noqa: E402
-from quality import (  # noqa: E402
+from common import (  # first: puts this checkout's server/ on sys.path
     CACHE_ROOT,
     DEFAULT_SHARED,
-    DEFAULT_WS,
-    ensure_workspace,
-    load_manifest,
+    git,
+    init_repo,
+    log,
+    result_path,
 )
-from report import result_path  # noqa: E402
+
+# isort: split
+from code_evidence.config import Config
+from code_evidence.engine import Engine
+from code_evidence.evaluation.backtest import evaluate_history, mine_cases, render_report
+from devset import DEFAULT_WS, ensure_workspace, load_manifest
 
 SOURCE_DATASET = "flask-3.1.0-commits"
 # How a change to the function is described; varied so that two edits of one function are two
@@ -60,16 +57,6 @@ ENDINGS = (
     " for subclasses",
 )
 SEED = 13
-
-
-def git(root: Path, *args: str, env: dict[str, str] | None = None) -> str:
-    return subprocess.run(
-        ["git", "-C", str(root), *args],
-        check=True,
-        capture_output=True,
-        text=True,
-        env={**os.environ, **(env or {})},
-    ).stdout.strip()
 
 
 def documented_functions(root: Path) -> list[tuple[str, str, str]]:
@@ -119,10 +106,7 @@ def build_history(commits: int) -> Path:
     dataset = next(d for d in load_manifest(DEFAULT_SHARED) if d["name"] == SOURCE_DATASET)
     source = ensure_workspace(DEFAULT_SHARED, DEFAULT_WS["sdist"], dataset, history=False)
     shutil.copytree(source, root)
-    git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.email", "bench@example.com")
-    git(root, "config", "user.name", "Bench")
-    git(root, "config", "commit.gpgsign", "false")
+    init_repo(root, user="Bench")
     git(root, "add", "-A")
     rng = random.Random(SEED)
 
@@ -154,7 +138,7 @@ def build_history(commits: int) -> Path:
         what = f"{sentence[0].lower()}{sentence[1:].rstrip('.')}"
         commit(i, f"Change how we {what}{rng.choice(ENDINGS)}")
         if i % 250 == 0:
-            print(f"  history: {i}/{commits} commits", file=sys.stderr, flush=True)
+            log(f"  history: {i}/{commits} commits")
     (root / ".complete").touch()
     return root
 

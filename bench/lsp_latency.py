@@ -33,34 +33,43 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import re
 import shutil
-import statistics
 import subprocess
 import sys
 import tarfile
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
-from pygls.lsp.client import LanguageClient
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "server"))
-sys.path.insert(0, str(REPO / "tests"))
+from common import (  # first: puts this checkout's server/ on sys.path
+    CACHE_ROOT,
+    git,
+    init_repo,
+    log,
+    machine,
+    result_path,
+    summary,
+    utc_iso,
+)
 
-from code_evidence.lsp.server import json_converter  # noqa: E402
-from lsp_support import settled, wait_status  # noqa: E402
-from report import result_path  # noqa: E402
+# isort: split
+from lsp_client import (
+    PROGRESS_ONLY,
+    find,
+    hover,
+    initialize,
+    open_doc,
+    settled,
+    start,
+    stop,
+    wait_status,
+)
 
-CACHE_ROOT = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "code-evidence-bench"
 DJANGO = "Django==5.1.4"
-RESULTS = REPO / "bench" / "results"
 BRANCH = "bench-switch"
-STATUS = "codeEvidence/status"
 
 DJANGO_QUERIES = [
     "where is the CSRF token checked",
@@ -87,60 +96,7 @@ DJANGO_QUERIES = [
 DJANGO_OPEN_FILE = "django/db/models/query.py"
 
 
-class BenchClient(LanguageClient):
-    def __init__(self) -> None:
-        super().__init__("code-evidence-bench", "1", converter_factory=json_converter)
-        self.statuses: list[dict[str, Any]] = []
-        self.status_changed = asyncio.Event()  # what lsp_support.wait_status waits on
-
-
-async def drain(stream: asyncio.StreamReader | None, path: Path) -> None:
-    """Copy the server's stderr to a file: an undrained pipe fills up and blocks the server."""
-    if stream is None:
-        return
-    with path.open("wb") as fh:
-        while line := await stream.readline():
-            fh.write(line)
-            fh.flush()
-
-
-def make_client() -> BenchClient:
-    client = BenchClient()
-
-    @client.feature(STATUS)
-    def _status(ls: BenchClient, params: Any) -> None:
-        ls.statuses.append(params)
-        ls.status_changed.set()
-
-    @client.feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)
-    def _create(ls: BenchClient, params: Any) -> None:
-        return None
-
-    @client.feature(types.PROGRESS)
-    def _progress(ls: BenchClient, params: Any) -> None:
-        return None
-
-    @client.feature(types.WINDOW_SHOW_MESSAGE)
-    def _show(ls: BenchClient, params: Any) -> None:
-        print(f"server: {params.message}", file=sys.stderr)
-
-    @client.feature(types.WINDOW_LOG_MESSAGE)
-    def _log(ls: BenchClient, params: Any) -> None:
-        return None
-
-    return client
-
-
 # -- workspace ------------------------------------------------------------------------------
-
-
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-c", "safe.directory=*", "-C", str(root), *args],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
 
 
 def django_tree(dest: Path) -> None:
@@ -148,7 +104,7 @@ def django_tree(dest: Path) -> None:
     downloads.mkdir(parents=True, exist_ok=True)
     sdist = downloads / "Django-5.1.4.tar.gz"
     if not sdist.exists():
-        print(f"downloading the {DJANGO} sdist into {downloads} ...", file=sys.stderr)
+        log(f"downloading the {DJANGO} sdist into {downloads} ...")
         subprocess.run(
             [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
              DJANGO, "-d", str(downloads)],
@@ -209,10 +165,7 @@ def prepare(args: argparse.Namespace) -> tuple[Path, dict[str, Any]]:
     (root / ".code-evidence.toml").write_text(
         f"[stages]\nvectors = {'true' if args.vectors == 'on' else 'false'}\n", encoding="utf-8"
     )
-    git(root, "init", "-q", "-b", "main")
-    for key, value in (("user.email", "bench@example.com"), ("user.name", "bench")):
-        git(root, "config", key, value)
-    git(root, "config", "commit.gpgsign", "false")
+    init_repo(root)
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "workspace")
     git(root, "checkout", "-q", "-b", BRANCH)
@@ -224,29 +177,6 @@ def prepare(args: argparse.Namespace) -> tuple[Path, dict[str, Any]]:
 
 
 # -- measuring ------------------------------------------------------------------------------
-
-
-def pct(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    k = (len(ordered) - 1) * q
-    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
-
-
-def summary(values: list[float]) -> dict[str, float]:
-    return {
-        "n": len(values),
-        "p50_ms": round(pct(values, 0.5), 1),
-        "p95_ms": round(pct(values, 0.95), 1),
-        "mean_ms": round(statistics.fmean(values), 1) if values else float("nan"),
-        "max_ms": round(max(values), 1) if values else float("nan"),
-    }
-
-
-async def find(client: BenchClient, params: dict) -> dict:
-    return await client.protocol.send_request_async("codeEvidence/find", params)
 
 
 async def timed(coro: Any) -> tuple[Any, float]:
@@ -268,73 +198,15 @@ def hover_positions(text: str, limit: int) -> list[tuple[int, int, str]]:
     return out[::step][:limit]
 
 
-async def start_server(index_dir: Path, server_log: Path) -> tuple[BenchClient, asyncio.Task]:
-    """``code-evidence serve`` over stdio as an editor starts it, its stderr drained into
-    ``server_log``. Returns the client and the draining task (for :func:`stop_server`)."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(REPO / "server"), env.get("PYTHONPATH")) if p
-    )
-    client = make_client()
-    cmd = [sys.executable, "-m", "code_evidence.cli", "serve", "--index-dir", str(index_dir)]
-    await client.start_io(*cmd, env=env)
-    drainer = asyncio.create_task(
-        drain(client._server.stderr if client._server else None, server_log)
-    )
-    return client, drainer
-
-
-async def open_folder(client: BenchClient, root: Path) -> None:
-    """``initialize`` + ``initialized`` with ``root`` as the one workspace folder."""
-    await client.initialize_async(
-        types.InitializeParams(
-            capabilities=types.ClientCapabilities(
-                window=types.WindowClientCapabilities(work_done_progress=True)
-            ),
-            root_uri=root.as_uri(),
-            workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
-        )
-    )
-    client.initialized(types.InitializedParams())
-
-
-async def stop_server(client: BenchClient, drainer: asyncio.Task) -> None:
-    try:
-        await asyncio.wait_for(client.shutdown_async(None), 60)
-        client.exit(None)
-    finally:
-        await client.stop()
-        drainer.cancel()
-
-
-def open_document(client: BenchClient, path: Path, text: str) -> None:
-    client.text_document_did_open(
-        types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(
-                uri=path.as_uri(), language_id="python", version=1, text=text
-            )
-        )
-    )
-
-
-async def hover(client: BenchClient, path: Path, line: int, col: int) -> types.Hover | None:
-    return await client.text_document_hover_async(
-        types.HoverParams(
-            text_document=types.TextDocumentIdentifier(uri=path.as_uri()),
-            position=types.Position(line=line, character=col),
-        )
-    )
-
-
 async def measure(args: argparse.Namespace, root: Path, edits: dict[str, Any]) -> dict[str, Any]:
     index_dir = CACHE_ROOT / "lsp" / f"index-{root.name}"
     shutil.rmtree(index_dir, ignore_errors=True)
     server_log = CACHE_ROOT / "lsp" / "server-stderr.log"
-    client, drainer = await start_server(index_dir, server_log)
+    client = await start(index_dir, server_log)
     out: dict[str, Any] = {"server_log": str(server_log)}
     try:
         t0 = time.perf_counter()
-        await open_folder(client, root)
+        await initialize(client, root, capabilities=PROGRESS_ONLY)
         first = await wait_status(client, settled, 0, args.timeout)
         out["initial"] = {
             "lexical_ready_s": round(time.perf_counter() - t0, 2),
@@ -347,7 +219,7 @@ async def measure(args: argparse.Namespace, root: Path, edits: dict[str, Any]) -
             ready = await wait_status(client, lambda s: s["state"] == "ready", 0, args.timeout)
             out["initial"]["ready_s"] = round(time.perf_counter() - t0, 2)
             out["initial"]["vectors_done"] = ready["vectorsDone"]
-        print(f"initial index: {out['initial']}", file=sys.stderr)
+        log(f"initial index: {out['initial']}")
 
         # find: half plain, half with an open document and cursor
         open_rel = DJANGO_OPEN_FILE if (root / DJANGO_OPEN_FILE).exists() else None
@@ -362,23 +234,24 @@ async def measure(args: argparse.Namespace, root: Path, edits: dict[str, Any]) -
             )
         open_path = root / open_rel
         open_text = open_path.read_text(encoding="utf-8", errors="replace")
-        open_document(client, open_path, open_text)
+        open_doc(client, open_path, open_text)
         queries = DJANGO_QUERIES if args.workspace is None else [
             name for _, _, name in hover_positions(open_text, 40)
         ]  # fmt: skip
         queries = queries[: args.queries]
-        await find(client, {"query": queries[0]})  # warm-up (model, caches), not timed
+        # warm-up (model, caches), not timed; no timeout: a large workspace takes what it takes
+        await find(client, {"query": queries[0]}, timeout=None)
         plain, with_doc = [], []
         n_lines = max(1, len(open_text.splitlines()))
         for i, q in enumerate(queries * args.repeat):
-            _, ms = await timed(find(client, {"query": q}))
+            _, ms = await timed(find(client, {"query": q}, timeout=None))
             plain.append(ms)
             params = {
                 "query": q,
                 "textDocument": {"uri": open_path.as_uri()},
                 "position": {"line": (i * 97) % n_lines, "character": 0},
             }
-            _, ms = await timed(find(client, params))
+            _, ms = await timed(find(client, params, timeout=None))
             with_doc.append(ms)
         out["find"] = summary(plain)
         out["find_open_document"] = summary(with_doc)
@@ -401,7 +274,7 @@ async def measure(args: argparse.Namespace, root: Path, edits: dict[str, Any]) -
             with target.open("a", encoding="utf-8") as fh:
                 fh.write(f"\n\ndef {marker}(payload):\n    return payload\n")
             while True:
-                ans = await find(client, {"query": marker, "limit": 1})
+                ans = await find(client, {"query": marker, "limit": 1}, timeout=None)
                 if ans["results"] and ans["results"][0]["symbol"] == marker:
                     break
                 if time.perf_counter() - t0 > args.timeout:
@@ -431,7 +304,7 @@ async def measure(args: argparse.Namespace, root: Path, edits: dict[str, Any]) -
             )  # fmt: skip
             indexed_s = time.perf_counter() - t0
             want = edits["branch_symbol"]
-            ans = await find(client, {"query": want, "limit": 3})
+            ans = await find(client, {"query": want, "limit": 3}, timeout=None)
             has = any(r["symbol"] == want for r in ans["results"])
             lp = moved["lastPass"]
             switches.append(
@@ -451,7 +324,7 @@ async def measure(args: argparse.Namespace, root: Path, edits: dict[str, Any]) -
             )
         out["branch_switch"] = switches
     finally:
-        await stop_server(client, drainer)
+        await stop(client)
     return out
 
 
@@ -514,10 +387,9 @@ def main() -> int:
             else "vectors on: full pipeline"
         ),
         "branch_edits": edits,
-        "cpus": os.cpu_count(),
-        "python": sys.version.split()[0],
+        **machine(),
         "wall_s": round(time.perf_counter() - t0, 1),
-        "utc": datetime.now(UTC).isoformat(timespec="seconds"),
+        "utc": utc_iso(),
     }
     result = {"meta": meta, **result}
     print(f"workspace: {meta['source']} ({meta['note']})")

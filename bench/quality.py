@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import shutil
 import subprocess
 import sys
@@ -34,18 +33,22 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from report import result_path
+from common import (  # first: puts this checkout's server/ on sys.path
+    DEFAULT_SHARED,
+    REPO,
+    git_state,
+    log,
+    result_path,
+    stamp,
+)
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "server"))
-
-from code_evidence import api, config  # noqa: E402
-from code_evidence.engine import Engine  # noqa: E402
-from code_evidence.evaluation.evaluate import (  # noqa: E402
+# isort: split
+from code_evidence import api, config
+from code_evidence.engine import Engine
+from code_evidence.evaluation.evaluate import (
     COMMIT_POOLED,
     CONFIGS,
     GROUP_ORDER,
@@ -66,14 +69,16 @@ from code_evidence.evaluation.evaluate import (  # noqa: E402
     run_variants,
     stage_latency,
 )
-
-DEFAULT_SHARED = REPO.parent / "shared" / "bench"
-CACHE_ROOT = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "code-evidence-bench"
-# Per mode: sdist workspaces and git checkouts with history never share a folder or an index.
-DEFAULT_WS = {"sdist": CACHE_ROOT / "ws", "history": CACHE_ROOT / "ws-history"}
-DEFAULT_INDEX_ROOT = {"sdist": CACHE_ROOT / "index", "history": CACHE_ROOT / "index-history"}
-# Traceback cases built from the same workspaces (bench/failures/README.md); one file per dataset.
-FAILURES_DIR = REPO / "bench" / "failures" / "cases"
+from devset import (
+    DEFAULT_INDEX_ROOT,
+    DEFAULT_WS,
+    FAILURES_DIR,
+    ensure_workspace,
+    in_sdist_mode,
+    load_cases,
+    load_failure_cases,
+    load_manifest,
+)
 
 GROUPS = ("commit a", "commit b", "docstring")
 # Groups of the local failure cases: scored the same way, but score.py's cross-check and the
@@ -143,80 +148,10 @@ class DatasetRun:
     language: str
 
 
-def load_manifest(shared: Path) -> list[dict[str, Any]]:
-    with open(shared / "manifest.json", encoding="utf-8") as f:
-        return list(json.load(f)["datasets"])
-
-
-def load_cases(shared: Path, dataset: dict[str, Any], cases_limit: int | None) -> list[Case]:
-    return read_cases(shared / dataset["cases"], dataset["name"], cases_limit)
-
-
-def load_failure_cases(folder: Path, dataset: str, cases_limit: int | None) -> list[Case]:
-    """The dataset's failure cases, if any were built for it (not every dataset has them)."""
-    path = folder / f"{dataset}.jsonl"
-    return read_cases(path, dataset, cases_limit) if path.is_file() else []
-
-
-def read_cases(path: Path, dataset: str, cases_limit: int | None) -> list[Case]:
-    cases: list[Case] = []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if not line.strip():
-                continue
-            if cases_limit is not None and len(cases) >= cases_limit:
-                break
-            c = json.loads(line)
-            gold = {
-                g["path"]: tuple((int(a), int(b)) for a, b in (g.get("ranges") or []))
-                for g in c["gold"]
-            }
-            cases.append(
-                Case(
-                    id=c["id"],
-                    dataset=dataset,
-                    kind=c["kind"],
-                    variant=c["variant"],
-                    query=c["query"],
-                    open_file=c.get("open_file"),
-                    gold=gold,
-                )
-            )
-    return cases
-
-
-def in_sdist_mode(dataset: dict[str, Any]) -> bool:
-    """Whether the dataset has an sdist workspace; the others exist only as git checkouts."""
-    return "pypi" in dataset["source"]
-
-
-def ensure_workspace(shared: Path, ws_root: Path, dataset: dict[str, Any], history: bool) -> Path:
-    """Materialize with the shared script when missing, so results always use its exact bytes,
-    and refuse a workspace laid out for the other mode."""
-    name = dataset["name"]
-    ws = ws_root / name
-    if not ws.is_dir():
-        ws_root.mkdir(parents=True, exist_ok=True)
-        log(f"{name}: materializing into {ws_root}" + (" (--history)" if history else ""))
-        cmd = [sys.executable, str(shared / "materialize.py"), "--dest", str(ws_root)]
-        subprocess.run([*cmd, "--dataset", name, *(["--history"] if history else [])], check=True)
-    if not ws.is_dir():
-        raise SystemExit(f"{ws}: workspace missing after materialize.py")
-    is_git = (ws / ".git").exists()
-    if history and "git" in dataset["source"] and not is_git:
-        raise SystemExit(f"{ws}: not a git checkout; --history needs its own --ws root")
-    if not history and is_git:
-        raise SystemExit(f"{ws}: a git checkout (--history layout); sdist mode needs its own --ws")
-    return ws
-
-
 def dataset_language(cases: list[Case]) -> str:
     """The language most gold files of the dataset are written in ("other" if none is known)."""
     counts = Counter(LANGUAGES.get(Path(path).suffix, "other") for c in cases for path in c.gold)
     return counts.most_common(1)[0][0] if counts else "other"
-
-
-# --------------------------------------------------------------------------- metrics
 
 
 # --------------------------------------------------------------------------- cross-check
@@ -288,10 +223,6 @@ def cross_check(shared: Path, runs: list[CaseRun], results_path: Path) -> dict[s
 
 
 # --------------------------------------------------------------------------- engine runs
-
-
-def log(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
 
 
 INDEX_MARKER = ".quality-bench-index"
@@ -602,18 +533,6 @@ def rounded(obj: Any) -> Any:
     return obj
 
 
-def git_state() -> dict[str, Any]:
-    def git(*args: str) -> str | None:
-        try:
-            cp = subprocess.run(["git", "-C", str(REPO), *args], capture_output=True, text=True)
-        except OSError:
-            return None
-        return cp.stdout.strip() if cp.returncode == 0 else None
-
-    status = git("status", "--porcelain")
-    return {"commit": git("rev-parse", "HEAD"), "dirty": None if status is None else bool(status)}
-
-
 # --------------------------------------------------------------------------- main
 
 
@@ -726,7 +645,7 @@ def main(argv: list[str] | None = None) -> int:
     failures = FAILURES_DIR.is_dir() if args.failures is None else args.failures
     if failures and not FAILURES_DIR.is_dir():
         raise SystemExit(f"{FAILURES_DIR}: missing (build it with bench/failures/make_cases.py)")
-    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    created = stamp()
     out: Path = args.out or result_path(f"quality-{args.mode}")
     out.parent.mkdir(parents=True, exist_ok=True)
 
@@ -840,7 +759,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nscore.py agrees with these metrics for [{primary}] (groups: {groups_checked})")
 
     report = {
-        "created": stamp,
+        "created": created,
         "wall_s": round(time.perf_counter() - started, 1),
         "mode": args.mode,
         "git": git_state(),

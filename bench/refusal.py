@@ -19,27 +19,26 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
+from common import CACHE_ROOT, DEFAULT_SHARED, result_path  # first: puts server/ on sys.path
 
-import quality
+# isort: split
 from code_evidence.api import FindRequest
 from code_evidence.config import Config
 from code_evidence.engine import Engine
-from report import result_path
+from devset import ensure_workspace, load_cases, load_manifest
 
 THRESHOLDS = [round(0.05 * i, 2) for i in range(0, 17)]
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     shared = Path(args.shared)
-    datasets = [d for d in quality.load_manifest(shared) if d["name"].endswith("-commits")]
+    datasets = [d for d in load_manifest(shared) if d["name"].endswith("-commits")]
     if args.dataset:
         datasets = [d for d in datasets if d["name"] in args.dataset]
-    cases = {d["name"]: quality.load_cases(shared, d, args.cases_limit) for d in datasets}
+    cases = {d["name"]: load_cases(shared, d, args.cases_limit) for d in datasets}
     rows: list[dict[str, Any]] = []
     for d in datasets:
-        ws = quality.ensure_workspace(shared, Path(args.ws), d, history=False)
+        ws = ensure_workspace(shared, Path(args.ws), d, history=False)
         project = d["repo"]
         foreign = [c for o in datasets if o["repo"] != project for c in cases[o["name"]]]
         foreign = foreign[: len(cases[d["name"]])]
@@ -94,13 +93,10 @@ def table(rows: list[dict[str, Any]]) -> list[dict[str, float]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    repo = Path(__file__).resolve().parents[1]
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("--shared", default=str(repo.parent / "shared" / "bench"))
-    p.add_argument("--ws", default=str(Path.home() / ".cache/code-evidence-bench/ws"))
-    p.add_argument(
-        "--index-root", default=str(Path.home() / ".cache/code-evidence-bench/refusal-index")
-    )
+    p.add_argument("--shared", default=str(DEFAULT_SHARED))
+    p.add_argument("--ws", default=str(CACHE_ROOT / "ws"))
+    p.add_argument("--index-root", default=str(CACHE_ROOT / "refusal-index"))
     p.add_argument("--dataset", action="append")
     p.add_argument("--cases-limit", type=int)
     p.add_argument("--out")

@@ -12,21 +12,23 @@ from __future__ import annotations
 
 import json
 import statistics
-import sys
 import time
-from datetime import UTC, datetime
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import quality as q  # noqa: E402
-from code_evidence.api import FindRequest  # noqa: E402
-from code_evidence.config import Config  # noqa: E402
-from code_evidence.engine import Engine  # noqa: E402
-from code_evidence.evaluation.evaluate import run_case  # noqa: E402
-from code_evidence.models.crossencoder import reads_as_description  # noqa: E402
-from code_evidence.search.query import analyze  # noqa: E402
-from report import result_path  # noqa: E402
+from common import (  # first: puts this checkout's server/ on sys.path
+    DEFAULT_SHARED,
+    nearest_rank,
+    result_path,
+    utc_iso,
+)
+
+# isort: split
+from code_evidence.api import FindRequest
+from code_evidence.config import Config
+from code_evidence.engine import Engine
+from code_evidence.evaluation.evaluate import run_case
+from code_evidence.search.query import analyze
+from code_evidence.search.rerank import reads_as_description
+from devset import DEFAULT_INDEX_ROOT, DEFAULT_WS, ensure_workspace, load_cases, load_manifest
 
 DATASETS = ("flask-3.1.0-docstrings", "click-8.3.0-docstrings")
 MODES = (
@@ -36,25 +38,19 @@ MODES = (
 )
 
 
-def p95(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
-
-
 def main() -> int:
     rows: dict[str, list[tuple[float, float, int]]] = {m[0]: [] for m in MODES}
     for name in DATASETS:
-        d = next(x for x in q.load_manifest(q.DEFAULT_SHARED) if x["name"] == name)
-        ws = q.ensure_workspace(q.DEFAULT_SHARED, q.DEFAULT_WS["sdist"], d, history=False)
+        d = next(x for x in load_manifest(DEFAULT_SHARED) if x["name"] == name)
+        ws = ensure_workspace(DEFAULT_SHARED, DEFAULT_WS["sdist"], d, history=False)
         cases = [
-            c
-            for c in q.load_cases(q.DEFAULT_SHARED, d, None)
-            if reads_as_description(analyze(c.query))
+            c for c in load_cases(DEFAULT_SHARED, d, None) if reads_as_description(analyze(c.query))
         ]
-        with Engine(ws, index_dir=q.DEFAULT_INDEX_ROOT / name, config=Config()) as eng:
+        # quality.py's sdist index of the dataset, brought up to date
+        with Engine(ws, index_dir=DEFAULT_INDEX_ROOT["sdist"] / name, config=Config()) as eng:
             eng.index()
             for mode, reranker, depth in MODES:
-                eng.config.ranking.reranker = reranker
+                eng.configure(eng.config.changed(ranking={"reranker": reranker}))
                 eng.forget_answers()
                 run_case(eng, cases[0], 20, depth)  # untimed warm-up
                 eng.forget_answers()
@@ -78,9 +74,9 @@ def main() -> int:
         report[mode] = {
             "n": len(r),
             "find_p50_ms": round(statistics.median(find_ms), 1),
-            "find_p95_ms": round(p95(find_ms), 1),
+            "find_p95_ms": round(nearest_rank(find_ms, 0.95), 1),
             "rerank_p50_ms": round(statistics.median(rerank_ms), 1),
-            "rerank_p95_ms": round(p95(rerank_ms), 1),
+            "rerank_p95_ms": round(nearest_rank(rerank_ms, 0.95), 1),
             "pairs_p50": statistics.median(pairs),
         }
         a = report[mode]
@@ -89,7 +85,7 @@ def main() -> int:
             f"{a['rerank_p50_ms']:>11.0f} {a['rerank_p95_ms']:>11.0f} {a['pairs_p50']:>9.0f}"
         )
     out = result_path("rerank-latency")
-    created = datetime.now(UTC).isoformat(timespec="seconds")
+    created = utc_iso()
     out.write_text(
         json.dumps({"created": created, "datasets": DATASETS, "modes": report}, indent=1)
     )

@@ -52,48 +52,40 @@ import tempfile
 import threading
 import time
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "server"))
-sys.path.insert(0, str(REPO / "bench"))
+from common import (  # first: puts this checkout's server/ on sys.path
+    CACHE_ROOT,
+    git,
+    init_repo,
+    log,
+    machine,
+    result_path,
+    summary,
+    utc_iso,
+)
 
-from code_evidence.api import FindRequest  # noqa: E402
-from code_evidence.config import Config, load_config  # noqa: E402
-from code_evidence.engine import Engine  # noqa: E402
-from code_evidence.index.indexer import embed_priority  # noqa: E402
-from code_evidence.index.store import StoredChunk  # noqa: E402
-from code_evidence.models.embed_cache import (  # noqa: E402
+# isort: split
+import lsp_client as lsp
+from code_evidence.api import FindRequest
+from code_evidence.config import Config, load_config
+from code_evidence.engine import Engine
+from code_evidence.index.indexer import embed_priority
+from code_evidence.index.store import StoredChunk
+from code_evidence.models.embed_cache import (
     EmbeddingCache,
     embed_with_cache,
     embedding_key,
     embedding_text,
 )
-from code_evidence.models.embedder import Embedder, length_batches, normalise  # noqa: E402
-from code_evidence.search.query import analyze  # noqa: E402
-from code_evidence.search.rerank import reads_as_description  # noqa: E402
-from lsp_latency import (  # noqa: E402
-    CACHE_ROOT,
-    DJANGO,
-    django_tree,
-    git,
-    hover,
-    hover_positions,
-    open_document,
-    open_folder,
-    start_server,
-    stop_server,
-    summary,
-    timed,
-)
-from lsp_support import settled, wait_status  # noqa: E402
-from report import result_path  # noqa: E402
+from code_evidence.models.embedder import Embedder, length_batches, normalise
+from code_evidence.search.query import analyze
+from code_evidence.search.rerank import reads_as_description
+from lsp_latency import DJANGO, django_tree, hover_positions, timed
 
-RESULTS = REPO / "bench" / "results"
 SPEED_ROOT = CACHE_ROOT / "speed"
 SAVE_FILE = "django/db/models/query.py"
 SWITCH_BRANCH = "bench-switch-5pct"
@@ -119,10 +111,7 @@ def prepare_workspace() -> Path:
     root.parent.mkdir(parents=True, exist_ok=True)
     django_tree(root)
     (root / ".code-evidence.toml").write_text("[stages]\nvectors = false\n", encoding="utf-8")
-    git(root, "init", "-q", "-b", "main")
-    for key, value in (("user.email", "bench@example.com"), ("user.name", "bench")):
-        git(root, "config", key, value)
-    git(root, "config", "commit.gpgsign", "false")
+    init_repo(root)
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "workspace")
     return root
@@ -175,7 +164,7 @@ def child_json(flag: str, workspace: Path, index_dir: Path, cache_dir: str | Non
     """Run this file as ``--child-<flag>`` in a fresh interpreter (its own peak RSS, imports
     and model loads) and return the JSON it prints last. ``cache_dir``: an embedding cache of
     its own (cold) instead of the user's."""
-    env = dict(os.environ, PYTHONPATH=str(REPO / "server"))
+    env = lsp.server_env()
     if cache_dir is not None:
         env["CODE_EVIDENCE_CACHE_DIR"] = cache_dir
     proc = subprocess.run(
@@ -536,11 +525,11 @@ async def server_rows(root: Path, index_dir: Path, hovers: int) -> dict[str, Any
     """The real server on the indexed workspace: its memory once idle, hover latency over
     the protocol (each hover a definitions/callers lookup plus a ``quick`` find, as in an
     editor), and its memory after them."""
-    client, drainer = await start_server(index_dir, SPEED_ROOT / "server-stderr.log")
+    client = await lsp.start(index_dir, SPEED_ROOT / "server-stderr.log")
     out: dict[str, Any] = {}
     try:
-        await open_folder(client, root)
-        await wait_status(client, settled, 0, SERVER_WAIT_S)
+        await lsp.initialize(client, root, capabilities=lsp.PROGRESS_ONLY)
+        await lsp.wait_status(client, lsp.settled, 0, SERVER_WAIT_S)
         pid = client._server.pid if client._server else 0
         out["idle_after_s"] = round(await wait_idle(pid), 1)
         out["idle"] = proc_memory(pid)
@@ -548,20 +537,20 @@ async def server_rows(root: Path, index_dir: Path, hovers: int) -> dict[str, Any
         per_file = -(-(hovers + 1) // len(HOVER_FILES))  # + 1: the warm-up
         for rel in HOVER_FILES:
             text = (root / rel).read_text(encoding="utf-8")
-            open_document(client, root / rel, text)
+            lsp.open_doc(client, root / rel, text)
             positions += [
                 (root / rel, line, col) for line, col, _ in hover_positions(text, per_file)
             ]
-        await hover(client, *positions[0])  # warm-up, not timed
+        await lsp.hover(client, *positions[0])  # warm-up, not timed
         lat, panels = [], 0
         for path, line, col in positions[1:]:
-            res, ms = await timed(hover(client, path, line, col))
+            res, ms = await timed(lsp.hover(client, path, line, col))
             lat.append(ms)
             panels += res is not None
         out["hover"] = {**summary(lat), "panels": panels}
         out["after_hovers"] = proc_memory(pid)
     finally:
-        await stop_server(client, drainer)
+        await lsp.stop(client)
     return out
 
 
@@ -841,9 +830,9 @@ def main() -> int:
     root = prepare_workspace()
     index_dir = SPEED_ROOT / "index-django-5.1.4"
     shutil.rmtree(index_dir, ignore_errors=True)
-    print("cold index ...", file=sys.stderr)
+    log("cold index ...")
     cold = run_child(root, index_dir)
-    print("warm restart ...", file=sys.stderr)
+    log("warm restart ...")
     warm = run_child(root, index_dir)
     result: dict[str, Any] = {"cold_index": cold, "warm_restart": warm}
     result["index_mb"] = dir_bytes(index_dir) / 1e6
@@ -851,7 +840,7 @@ def main() -> int:
     with Engine(root, index_dir=index_dir, config=load_config(root)) as engine:
         chunks = list(engine.parts.store.all_chunks())
         idents, docs = make_queries(chunks, args.queries)
-        print(f"find x {len(idents) + len(docs)} ...", file=sys.stderr)
+        log(f"find x {len(idents) + len(docs)} ...")
         lat_i, empty_i = time_find(engine, idents)
         lat_d, empty_d = time_find(engine, docs)
         result["find_identifiers"] = {**summary(lat_i), "empty": empty_i}
@@ -863,28 +852,27 @@ def main() -> int:
             result["find_vs_rg_p50"] = round(
                 result["find_identifiers"]["p50_ms"] / result["rg"]["p50_ms"], 2
             )
-        print("find with the cross-encoder ...", file=sys.stderr)
+        log("find with the cross-encoder ...")
         result["find_cross_encoder"] = time_cross_encoder(engine, docs)
-        print("save -> queryable ...", file=sys.stderr)
+        log("save -> queryable ...")
         result["save_to_queryable"] = summary(save_to_queryable(engine, root, args.saves))
-    print(f"language server: idle memory, {args.hovers} hovers ...", file=sys.stderr)
+    log(f"language server: idle memory, {args.hovers} hovers ...")
     result["server"] = asyncio.run(server_rows(root, index_dir, args.hovers))
-    print("branch switch (vectors on) ...", file=sys.stderr)
+    log("branch switch (vectors on) ...")
     result["branch_switch"] = run_switch(root)
-    print(f"embedding {args.sample} chunks ...", file=sys.stderr)
+    log(f"embedding {args.sample} chunks ...")
     result["embedding"] = embed_bench(chunks, args.sample, args.repeats)
     if args.source_vectors:
-        print("source vectors (cold embedding cache) ...", file=sys.stderr)
+        log("source vectors (cold embedding cache) ...")
         result["source_vectors"] = run_source_vectors(root)
 
     meta = {
         "workspace": str(root),
         "source": DJANGO,
         "vectors": "off for the index and query rows; embedding measured separately",
-        "cpus": os.cpu_count(),
-        "python": sys.version.split()[0],
+        **machine(),
         "wall_s": round(time.perf_counter() - t_run, 1),
-        "utc": datetime.now(UTC).isoformat(timespec="seconds"),
+        "utc": utc_iso(),
         "queries_sample": {"identifiers": idents[:5], "docstrings": docs[:3]},
     }
     result = {"meta": meta, **result}

@@ -12,13 +12,14 @@ then checked again against the chunks the workspace should produce (data lost), 
 Corruption: each index file is truncated and overwritten with noise in turn; the reopened
 engine must rebuild and answer.
 
-Storm: a real ``code-evidence serve`` over stdio (tests/lsp_support.py) gets ``--storm`` new
+Storm: a real ``code-evidence serve`` over stdio (bench/lsp_client.py) gets ``--storm`` new
 files at once (a mass checkout); figures: index passes it took, seconds until ``find`` answers
 with the last file, and whether every ``find`` sent meanwhile answered. Soak: ``--soak`` rounds
 of edit, find and hover from the open file, then save, against one server, sampling its RSS
 (/proc VmRSS); growth over the second half near zero means memory stays bounded. Figures only:
 nothing here asserts a time or a size. Fuzz: the hypothesis properties of
-tests/test_lsp_fuzz.py with ``--fuzz`` malformed requests per kind instead of 50.
+tests/test_lsp_fuzz.py with ``--fuzz`` malformed requests per kind instead of 50; that phase runs
+the test suite, so it needs the dev extras and is skipped, saying so, without them.
 
   PYTHONPATH=server python bench/stress.py              # 60 kills, ~5 minutes on 2 cores
   PYTHONPATH=server python bench/stress.py --runs 6 --files 100
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import json
 import os
 import random
@@ -42,14 +44,13 @@ from collections import Counter
 from dataclasses import asdict
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
+from lsprotocol import types
 
-from lsprotocol import types  # noqa: E402
+from common import REPO, RESULTS, result_path  # first: puts this checkout's server/ on sys.path
 
-import lsp_support as lsp  # noqa: E402
-from conftest import PROJECT, write_project  # noqa: E402
-from crash_support import (  # noqa: E402
+# isort: split
+import lsp_client as lsp
+from crash import (
     RunResult,
     check_after_kill,
     make_workspace,
@@ -58,9 +59,11 @@ from crash_support import (  # noqa: E402
     run_indexer,
     timed_full_run,
 )
-from report import result_path  # noqa: E402
 
-# Where the kills land: named points (tests/crash_hook.py) and timed kills, by mode.
+# The fuzz phase runs tests/test_lsp_fuzz.py under pytest: the dev extras, not a bench need.
+FUZZ_NEEDS = ("pytest", "pytest_lsp", "hypothesis")
+
+# Where the kills land: named points (crash_hook.py) and timed kills, by mode.
 POINTS_PLAIN = (
     "timed",
     "timed",
@@ -168,9 +171,10 @@ def corrupt_loop(root: Path, seed: int) -> list[dict[str, object]]:
     return out
 
 
-# -- storm and soak: the real language server over stdio (tests/lsp_support.py) -------------
+# -- storm and soak: the real language server over stdio (lsp_client.py) --------------------
 
 SERVE_WAIT_S = 240.0  # a 10k-file pass on 2 cores; the figures say how long it really took
+LSP_FILES = 8  # modules of the served workspace before the storm (or the soak) starts
 
 
 def _rss_mib(pid: int) -> float:
@@ -185,10 +189,9 @@ def _rss_mib(pid: int) -> float:
 
 
 def _lsp_workspace(root: Path) -> Path:
-    ws = root / "shop"
-    ws.mkdir(parents=True)
-    write_project(ws, {k: v for k, v in PROJECT.items() if not k.startswith("build/")})
-    (ws / ".code-evidence.toml").write_text("[stages]\nvectors = false\n")
+    """A small served workspace, vectors off: the generated modules of the kill loop."""
+    ws = root / "served"
+    make_workspace(ws, LSP_FILES, vectors=False)
     return ws.resolve()
 
 
@@ -290,7 +293,7 @@ async def _soak(root: Path, iterations: int, every: int) -> dict[str, object]:
         await lsp.initialize(client, ws)
         await lsp.ready(client)
         pid = client._server.pid  # type: ignore[union-attr]  # the serve process itself
-        path = ws / "src" / "shop" / "soak.py"
+        path = ws / "pkg" / "soak.py"
         path.write_text("def soak_fn_0(x: int) -> int:\n    return x\n")
         uri = lsp.open_doc(client, path)
         before = len(client.statuses)
@@ -312,15 +315,7 @@ async def _soak(root: Path, iterations: int, every: int) -> dict[str, object]:
                 ok["finds answered"] += 1
                 top = answer["results"][0]["symbol"] if answer["results"] else None
                 ok["finds fresh"] += top == f"soak_fn_{i}"
-                await asyncio.wait_for(
-                    client.text_document_hover_async(
-                        types.HoverParams(
-                            text_document=types.TextDocumentIdentifier(uri=uri),
-                            position=types.Position(line=0, character=6),
-                        )
-                    ),
-                    lsp.WAIT_S,
-                )
+                await asyncio.wait_for(lsp.hover(client, path, 0, 6), lsp.WAIT_S)
                 ok["hovers answered"] += 1
             except Exception:  # a timeout or an error answer: the figure counts it
                 ok["failed"] += 1
@@ -382,12 +377,13 @@ PHASES = ("kill", "corrupt", "storm", "soak", "fuzz")
 
 def fuzz_run(examples: int) -> dict[str, object]:
     """The protocol fuzzing of tests/test_lsp_fuzz.py against the real server, with
-    ``examples`` per request kind instead of the test suite's bounded 50."""
-    env = dict(
-        os.environ,
-        CODE_EVIDENCE_FUZZ_EXAMPLES=str(examples),
-        PYTHONPATH=os.pathsep.join([str(REPO / "server"), os.environ.get("PYTHONPATH", "")]),
-    )
+    ``examples`` per request kind instead of the test suite's bounded 50. It runs the test
+    suite, so without the dev extras it is skipped: the figure says so, nothing fails."""
+    missing = [m for m in FUZZ_NEEDS if importlib.util.find_spec(m) is None]
+    if missing:
+        print(f"fuzz: skipped, needs the dev extras ({', '.join(missing)} missing)", flush=True)
+        return {"skipped": f"needs the dev extras: {', '.join(missing)} not installed"}
+    env = dict(lsp.server_env(), CODE_EVIDENCE_FUZZ_EXAMPLES=str(examples))
     t0 = time.perf_counter()
     proc = subprocess.run(
         [
@@ -431,7 +427,7 @@ def main() -> int:
         default=",".join(PHASES),
         help=f"comma-separated phases to run, of {','.join(PHASES)}",
     )
-    ap.add_argument("--out", type=Path, default=REPO / "bench" / "results")
+    ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args()
     only = {p.strip() for p in args.only.split(",") if p.strip()}
     if not only or only - set(PHASES):

@@ -1,4 +1,5 @@
 """Shared fixtures: a small real project in a real git repository, and an isolated cache.
+The helpers behind them, and those the test modules import, live in ``support/``.
 
 The embedding cache is per test session (not per test) so the real model embeds each fixture
 chunk once; tests that need a cold cache make their own.
@@ -7,124 +8,18 @@ chunk once; tests that need a cold cache make their own.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+# This checkout's engine first, whatever is installed; the repository root for ``bench.*``,
+# the helpers the tests share with the benchmarks (bench/crash.py, bench/lsp_client.py).
+sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "server"))
 
-PROJECT: dict[str, str] = {
-    "src/shop/__init__.py": '"""A tiny shop."""\nfrom .cart import Cart\n',
-    "src/shop/pricing.py": """
-        TAX_RATES = {"eu": 0.2, "us": 0.07}
-
-
-        def discount_for(code: str) -> float:
-            \"\"\"Percentage taken off for a voucher code.\"\"\"
-            if code.startswith("VIP"):
-                return 0.15
-            if code == "WELCOME":
-                return 0.05
-            return 0.0
-
-
-        def tax_rate(region: str) -> float:
-            return TAX_RATES.get(region, 0.0)
-        """,
-    "src/shop/cart.py": """
-        from .pricing import discount_for, tax_rate
-
-
-        class Cart:
-            \"\"\"Items a customer is about to buy.\"\"\"
-
-            def __init__(self, region: str) -> None:
-                self.items: list[tuple[str, float]] = []
-                self.region = region
-                self.code = ""
-
-            def add_item(self, name: str, price: float) -> None:
-                self.items.append((name, price))
-
-            def apply_voucher(self, code: str) -> None:
-                self.code = code
-
-            def total(self) -> float:
-                subtotal = sum(price for _, price in self.items)
-                subtotal -= subtotal * discount_for(self.code)
-                return subtotal * (1 + tax_rate(self.region))
-        """,
-    "src/shop/oauth.py": """
-        import hmac
-
-
-        class OAuthStateError(Exception):
-            pass
-
-
-        def check_oauth_state(request_state: str, session_state: str) -> None:
-            \"\"\"Reject a login callback whose state does not match the one we sent.\"\"\"
-            if not hmac.compare_digest(request_state, session_state):
-                raise OAuthStateError("state mismatch")
-        """,
-    "src/shop/storage.py": """
-        import json
-        from pathlib import Path
-
-
-        def save_json(path: Path, data: dict) -> None:
-            path.write_text(json.dumps(data, indent=2))
-
-
-        def load_json(path: Path) -> dict:
-            return json.loads(path.read_text())
-        """,
-    "web/cartClient.ts": """
-        export interface CartLine { name: string; price: number }
-
-        export async function fetchCartLines(userId: string): Promise<CartLine[]> {
-          const response = await fetch(`/api/cart/${userId}`);
-          return (await response.json()) as CartLine[];
-        }
-        """,
-    "tests/test_cart.py": """
-        from shop.cart import Cart
-
-
-        def test_total_with_voucher():
-            cart = Cart("eu")
-            cart.add_item("book", 10.0)
-            cart.apply_voucher("VIP1")
-            assert round(cart.total(), 2) == 10.2
-        """,
-    "README.md": "# Shop\n\nA tiny shop used to test Code Evidence.\n",
-    ".gitignore": "build/\n",
-    "build/generated_cart.py": "def add_item():\n    pass\n",
-}
-
-
-def write_project(root: Path, files: dict[str, str] = PROJECT) -> None:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
-
-
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(root), *args], check=True, capture_output=True, text=True
-    ).stdout.strip()
-
-
-def init_repo(root: Path) -> None:
-    git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.email", "test@example.com")
-    git(root, "config", "user.name", "Test")
-    git(root, "config", "commit.gpgsign", "false")
+from support.project import git, init_repo, write_project  # noqa: E402
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -12,7 +12,7 @@ import pytest
 from code_evidence.api import FindRequest
 from code_evidence.engine import Engine
 from code_evidence.index.parts import check_index
-from conftest import git, init_repo
+from support.project import git, init_repo
 
 SECRET = "sk_live_9d8f7a6b5c4d3e2f1a0b"
 

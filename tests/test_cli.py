@@ -8,7 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import ROOT, git
+from support import ROOT
+from support.project import git
 
 RESULT_KEYS = {
     "query",

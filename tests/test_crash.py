@@ -16,12 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from code_evidence.api import FindRequest
-from code_evidence.config import Config
-from code_evidence.engine import Engine
-from code_evidence.index.parts import check_index
-from code_evidence.index.store import Store
-from crash_support import (
+from bench.crash import (
     RunResult,
     check_after_kill,
     make_workspace,
@@ -29,6 +24,11 @@ from crash_support import (
     run_indexer,
     timed_full_run,
 )
+from code_evidence.api import FindRequest
+from code_evidence.config import Config
+from code_evidence.engine import Engine
+from code_evidence.index.parts import check_index
+from code_evidence.index.store import Store
 
 
 def _assert_recovered(r: RunResult) -> None:

@@ -24,7 +24,7 @@ from code_evidence.index.indexer import (
 )
 from code_evidence.models.embedder import Embedder
 from code_evidence.models.onnx import physical_cores
-from conftest import git, init_repo
+from support.project import git, init_repo
 
 
 def chunk(path: str, **flags: object) -> Chunk:

@@ -12,7 +12,7 @@ import pytest
 from code_evidence.api import FindRequest
 from code_evidence.config import Config
 from code_evidence.engine import Engine, EngineError
-from conftest import git, init_repo
+from support.project import git, init_repo
 
 
 def top_paths(result, n: int = 3) -> list[str]:

@@ -18,8 +18,8 @@ from code_evidence.engine import Engine
 from code_evidence.evaluation.replay import Replay
 from code_evidence.git import Git
 from code_evidence.index.snapshot import UnsafeTree, unpack, unsafe_path
-from lsp_support import find, initialize, open_doc, ready, start, stop
 from support.history import Repo, build_history
+from support.lsp import find, initialize, open_doc, ready, start, stop
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 

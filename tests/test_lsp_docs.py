@@ -82,7 +82,7 @@ def doc_mismatches(text: str, facts: dict[str, Any]) -> list[str]:
 
 @pytest.fixture(scope="module")
 def facts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    from conftest import PROJECT, write_project
+    from support.project import PROJECT, write_project
 
     root = tmp_path_factory.mktemp("docs-ws")
     write_project(root, PROJECT)

@@ -22,8 +22,7 @@ from hypothesis import HealthCheck, example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from pygls.exceptions import JsonRpcException  # noqa: E402
 
-from conftest import PROJECT, write_project  # noqa: E402
-from lsp_support import (  # noqa: E402
+from support.lsp import (  # noqa: E402
     WAIT_S,
     Client,
     initialize,
@@ -32,6 +31,7 @@ from lsp_support import (  # noqa: E402
     stop,
     wait_status,
 )
+from support.project import PROJECT, write_project  # noqa: E402
 
 INVALID_PARAMS = -32602
 # bench/stress.py raises this for its long fuzzing run; the test suite keeps the bounded 50.

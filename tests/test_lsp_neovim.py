@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from lsp_support import ROOT, server_env
+from support import ROOT
+from support.lsp import server_env
 
 DOC = ROOT / "README.md"
 

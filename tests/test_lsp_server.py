@@ -13,8 +13,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcRequestCancelled
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES
 
-from conftest import git, init_repo, write_project
-from lsp_support import (
+from support.lsp import (
     WAIT_S,
     Client,
     command,
@@ -29,6 +28,7 @@ from lsp_support import (
     stop,
     wait_status,
 )
+from support.project import git, init_repo, write_project
 
 pytestmark = pytest.mark.asyncio
 

@@ -13,7 +13,7 @@ from code_evidence.git import Git
 from code_evidence.live.watch import Batch, Debouncer, FolderWatcher, IgnoreFilter
 from code_evidence.lsp import hover, protocol
 from code_evidence.lsp.uris import UriError, line_range, relative_to, uri_to_path
-from conftest import git, init_repo
+from support.project import git, init_repo
 
 
 def test_uri_to_path_decodes_and_refuses() -> None:

@@ -2,9 +2,9 @@
 
 In-process: every socket entry point of the standard library refuses and records while an
 index pass (with the embedding model) and a find run. Out of process: the real server runs
-under ``net_guard.py`` (an audit hook that refuses and logs each connect, bind, send and name
-lookup), and after a session its open sockets are looked up in ``/proc``: none may have a
-remote address other than loopback.
+under ``support/net_guard.py`` (an audit hook that refuses and logs each connect, bind, send
+and name lookup), and after a session its open sockets are looked up in ``/proc``: none may
+have a remote address other than loopback.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from pytest_lsp import ClientServerConfig
 
 from code_evidence.api import FindRequest
 from code_evidence.engine import Engine
-from lsp_support import ROOT, find, initialize, make_client, ready, server_env, stop
+from support import ROOT
+from support.lsp import find, initialize, make_client, ready, server_env, stop
 
 
 def test_engine_index_and_find_touch_no_socket(
@@ -84,7 +85,7 @@ async def test_language_server_makes_no_network_connections(project: Path, tmp_p
     config = ClientServerConfig(
         server_command=[
             sys.executable,
-            str(ROOT / "tests" / "net_guard.py"),
+            str(ROOT / "tests" / "support" / "net_guard.py"),
             "serve",
             "--index-dir",
             str(tmp_path / "idx"),

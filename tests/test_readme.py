@@ -7,7 +7,7 @@ import re
 
 from code_evidence.api import Evidence, FindResult
 from code_evidence.config import Config
-from conftest import ROOT
+from support import ROOT
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Build the failure dev cases: real tracebacks from the flask/click dev workspaces.
 
-Every snippet of ``snippets.py`` runs in a subprocess against the workspace's own ``src/``
+Every snippet of ``snippets.toml`` runs in a subprocess against the workspace's own ``src/``
 (``PYTHONPATH``), so the library code that raises is exactly the indexed code and the line
 numbers in the traceback are the workspace's. Dependencies come from a scratch venv with pinned
 versions (never flask or click themselves: flask's click comes from a click workspace). The gold
@@ -29,22 +29,40 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from snippets import CLICK, FLASK  # noqa: E402
+sys.path.insert(0, str(HERE.parent))  # bench/: common.py, devset.py
 
-REPO = HERE.parents[1]
-DEFAULT_SHARED = REPO.parent / "shared" / "bench"
-CACHE_ROOT = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "code-evidence-bench"
+from common import CACHE_ROOT, DEFAULT_SHARED, log  # noqa: E402
+from devset import load_manifest  # noqa: E402
+
+SNIPPETS_FILE = HERE / "snippets.toml"
 SNIPPET_TIMEOUT_S = 60
 FAKE_CWD = "/srv/app"
 MODULE_CONTEXT = 3  # gold half-width (lines) for a frame at module level
 
-SNIPPETS: dict[str, tuple[tuple[str, str], ...]] = {"flask": FLASK, "click": CLICK}
+Snippets = dict[str, tuple[tuple[str, str], ...]]  # library -> ((name, code), ...) in run order
+
+
+def load_snippets(path: Path = SNIPPETS_FILE) -> Snippets:
+    """The snippets of ``snippets.toml`` per library (``[[flask]]``, ``[[click]]`` tables), in
+    file order, each code exactly as written between its quotes. Names must be unique within a
+    library: they are part of the case ids."""
+    with open(path, "rb") as f:
+        data = tomllib.load(f)
+    out: Snippets = {}
+    for library, items in data.items():
+        pairs = tuple((str(item["name"]), str(item["code"])) for item in items)
+        names = [name for name, _ in pairs]
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise SystemExit(f"{path}: [[{library}]] names used twice: {', '.join(repeated)}")
+        out[library] = pairs
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,10 +124,6 @@ class Failure:
     end: int
     frame_line: int
     symbol: str
-
-
-def log(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
 
 
 # --------------------------------------------------------------------------- interpreter
@@ -359,6 +373,7 @@ def cases_for(
 
 def build_target(
     target: Target,
+    snippets: Snippets,
     ws_root: Path,
     venv_root: Path,
     base_python: str,
@@ -390,7 +405,7 @@ def build_target(
     seen: dict[tuple[str, int, int, str], str] = {}
     messages: dict[str, str] = {}  # message line -> first failure that asked it
     skipped = 0
-    for name, code in SNIPPETS[target.library]:
+    for name, code in snippets[target.library]:
         result = run_snippet(setup, name, code)
         if isinstance(result, str):
             skipped += 1
@@ -439,9 +454,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-v", "--verbose", action="store_true", help="log every kept failure")
     args = ap.parse_args(argv)
 
-    manifest = {
-        d["name"]: d for d in json.loads((args.shared / "manifest.json").read_text())["datasets"]
-    }
+    manifest = {d["name"]: d for d in load_manifest(args.shared)}
+    snippets = load_snippets()
     known = [t.dataset for t in TARGETS]
     unknown = sorted(set(args.dataset or []) - set(known))
     if unknown:
@@ -451,6 +465,7 @@ def main(argv: list[str] | None = None) -> int:
     for t in targets:
         cases = build_target(
             t,
+            snippets,
             args.ws,
             args.venv_root.expanduser(),
             args.python,

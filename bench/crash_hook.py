@@ -12,7 +12,9 @@ for the crash tests, without hooks in the engine.
 - ``usearch-replace``: after the temporary USearch file is written, before it replaces the old
 - ``embed``: while embedding a batch of chunks
 
-  python tests/crash_hook.py index --workspace WS --index-dir IDX --quiet
+  python bench/crash_hook.py index --workspace WS --index-dir IDX --quiet
+
+Started by ``crash.py`` (for bench/stress.py and tests/test_crash.py) as a script, by path.
 """
 
 from __future__ import annotations
@@ -23,10 +25,9 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
+import common  # noqa: F401  # puts this checkout's server/ first on sys.path
 
 POINTS = (
     "chunk",

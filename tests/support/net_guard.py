@@ -2,7 +2,7 @@
 ``connect``, ``bind``, ``sendto`` and name lookup the process (or a library it loads through
 Python's socket module) attempts. Unix-domain sockets are local plumbing and pass.
 
-  CE_NET_LOG=/tmp/net.log python tests/net_guard.py serve --index-dir IDX
+  CE_NET_LOG=/tmp/net.log python tests/support/net_guard.py serve --index-dir IDX
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "server"))
 
 EVENTS = {
     "socket.connect",

@@ -1,10 +1,13 @@
 """Kill a real ``code-evidence index`` with SIGKILL and check what a restart finds.
 
-Shared by ``tests/test_crash.py`` (a few kills) and ``bench/stress.py`` (the long loop). A run:
-change the workspace (or wipe the index), start the indexer as a subprocess, kill it after a
-delay, reopen the index in-process and check it (``index.parts.check_index``), run one
-index pass, and compare the store with what the workspace holds (data lost = a file or chunk
-of the workspace missing or stale after that pass).
+Shared by ``bench/stress.py`` (the long loop) and ``tests/test_crash.py`` (a few kills). A run:
+change the workspace (or wipe the index), start the indexer as a subprocess (``crash_hook.py``,
+which can kill itself at a named point), kill it after a delay, reopen the index in-process and
+check it (``index.parts.check_index``), run one index pass, and compare the store with what the
+workspace holds (data lost = a file or chunk of the workspace missing or stale after that pass).
+
+Runtime dependencies only. The tests import this file as ``bench.crash``, so it imports nothing
+from ``bench/`` itself; the caller has put ``server/`` on ``sys.path``.
 """
 
 from __future__ import annotations
@@ -21,14 +24,14 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "server"))
+from code_evidence.api import FindRequest
+from code_evidence.config import Config, IndexConfig
+from code_evidence.engine import Engine
+from code_evidence.index.chunk import chunk_file
+from code_evidence.index.parts import IndexCheck, check_index
 
-from code_evidence.api import FindRequest  # noqa: E402
-from code_evidence.config import Config, IndexConfig  # noqa: E402
-from code_evidence.engine import Engine  # noqa: E402
-from code_evidence.index.chunk import chunk_file  # noqa: E402
-from code_evidence.index.parts import IndexCheck, check_index  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
+CRASH_HOOK = Path(__file__).resolve().with_name("crash_hook.py")
 
 WORDS = [
     "invoice",
@@ -115,7 +118,7 @@ def indexer_env(cache_dir: Path) -> dict[str, str]:
 def indexer_cmd(ws: Path, idx: Path) -> list[str]:
     return [
         sys.executable,
-        str(ROOT / "tests" / "crash_hook.py"),
+        str(CRASH_HOOK),
         "index",
         "--workspace",
         str(ws),

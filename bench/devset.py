@@ -1,0 +1,100 @@
+"""The shared dev benchmark (``../shared/bench``, see its README) as the scripts read it: the
+manifest, the cases of a dataset, the local failure cases, and the materialized workspaces.
+
+quality.py, refusal.py, rerank_latency.py and history_eval.py all run on these datasets; one
+reader means they agree on what a case is and on which workspace holds it. Kept apart from
+``common.py`` because it is about one data set, not about running a benchmark. Reading the
+manifest needs only the standard library; building cases imports the engine's ``Case``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from common import BENCH, CACHE_ROOT, log
+
+if TYPE_CHECKING:
+    from code_evidence.evaluation.evaluate import Case
+
+# Per mode: sdist workspaces and git checkouts with history never share a folder or an index.
+DEFAULT_WS = {"sdist": CACHE_ROOT / "ws", "history": CACHE_ROOT / "ws-history"}
+DEFAULT_INDEX_ROOT = {"sdist": CACHE_ROOT / "index", "history": CACHE_ROOT / "index-history"}
+# Traceback cases built from the same workspaces (bench/failures/README.md); one file per dataset.
+FAILURES_DIR = BENCH / "failures" / "cases"
+
+
+def load_manifest(shared: Path) -> list[dict[str, Any]]:
+    """The datasets of ``shared/manifest.json``, in manifest order."""
+    with open(shared / "manifest.json", encoding="utf-8") as f:
+        return list(json.load(f)["datasets"])
+
+
+def load_cases(shared: Path, dataset: dict[str, Any], cases_limit: int | None) -> list[Case]:
+    """The dataset's shared cases (the first ``cases_limit`` if given)."""
+    return read_cases(shared / dataset["cases"], dataset["name"], cases_limit)
+
+
+def load_failure_cases(folder: Path, dataset: str, cases_limit: int | None) -> list[Case]:
+    """The dataset's failure cases, if any were built for it (not every dataset has them)."""
+    path = folder / f"{dataset}.jsonl"
+    return read_cases(path, dataset, cases_limit) if path.is_file() else []
+
+
+def read_cases(path: Path, dataset: str, cases_limit: int | None) -> list[Case]:
+    """Cases of one JSONL file; only ``query`` and ``open_file`` ever reach the engine, the rest
+    is labels."""
+    from code_evidence.evaluation.evaluate import Case
+
+    cases: list[Case] = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if not line.strip():
+                continue
+            if cases_limit is not None and len(cases) >= cases_limit:
+                break
+            c = json.loads(line)
+            gold = {
+                g["path"]: tuple((int(a), int(b)) for a, b in (g.get("ranges") or []))
+                for g in c["gold"]
+            }
+            cases.append(
+                Case(
+                    id=c["id"],
+                    dataset=dataset,
+                    kind=c["kind"],
+                    variant=c["variant"],
+                    query=c["query"],
+                    open_file=c.get("open_file"),
+                    gold=gold,
+                )
+            )
+    return cases
+
+
+def in_sdist_mode(dataset: dict[str, Any]) -> bool:
+    """Whether the dataset has an sdist workspace; the others exist only as git checkouts."""
+    return "pypi" in dataset["source"]
+
+
+def ensure_workspace(shared: Path, ws_root: Path, dataset: dict[str, Any], history: bool) -> Path:
+    """Materialize with the shared script when missing, so results always use its exact bytes,
+    and refuse a workspace laid out for the other mode."""
+    name = dataset["name"]
+    ws = ws_root / name
+    if not ws.is_dir():
+        ws_root.mkdir(parents=True, exist_ok=True)
+        log(f"{name}: materializing into {ws_root}" + (" (--history)" if history else ""))
+        cmd = [sys.executable, str(shared / "materialize.py"), "--dest", str(ws_root)]
+        subprocess.run([*cmd, "--dataset", name, *(["--history"] if history else [])], check=True)
+    if not ws.is_dir():
+        raise SystemExit(f"{ws}: workspace missing after materialize.py")
+    is_git = (ws / ".git").exists()
+    if history and "git" in dataset["source"] and not is_git:
+        raise SystemExit(f"{ws}: not a git checkout; --history needs its own --ws root")
+    if not history and is_git:
+        raise SystemExit(f"{ws}: a git checkout (--history layout); sdist mode needs its own --ws")
+    return ws
