@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from code_evidence.api import FindRequest
+from code_evidence.api import MAX_BUDGET_TOKENS, MAX_LIMIT, MAX_QUERY_CHARS, FindRequest
 from code_evidence.cli import main
 from code_evidence.config import Config
-from code_evidence.engine import MAX_BUDGET_TOKENS, MAX_LIMIT, MAX_QUERY_CHARS, Engine, EngineError
+from code_evidence.engine import Engine, EngineError
 from code_evidence.secrets import REDACTED, mask_secrets
 
 AWS_ID = "AKIAIOSFODNN7EXAMPLE"

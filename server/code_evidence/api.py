@@ -14,6 +14,16 @@ from typing import Any, Literal
 Intent = Literal["find-file", "explain", "fix-failure", "verify", "auto"]
 Depth = Literal["quick", "interactive", "deep"]
 
+# Request limits (docs/cli.md "Limits"): a pasted traceback may be long, so an over-long query
+# is cut with a note; a result count or budget beyond these is a mistake, refused with a message.
+MAX_QUERY_CHARS = 20_000
+MAX_LIMIT = 200
+MAX_BUDGET_TOKENS = 100_000
+
+
+class EngineError(Exception):
+    """A problem with the user's input or environment, with a message meant for them."""
+
 
 @dataclass(frozen=True, slots=True)
 class Chunk:
@@ -50,6 +60,26 @@ class FindRequest:
     # inside the time budget; deep: it scores more candidates with no time limit (agents, CLI
     # --deep).
     depth: Depth = "interactive"
+
+
+def checked(req: FindRequest) -> tuple[FindRequest, list[str]]:
+    """The request within the limits, and notes on what was cut; :class:`EngineError` when a
+    value is a mistake rather than something long."""
+    if not req.query or not req.query.strip():
+        raise EngineError("the query is empty: say what you are looking for")
+    if req.limit < 1:
+        raise EngineError("--limit must be at least 1")
+    if req.limit > MAX_LIMIT:
+        raise EngineError(f"--limit must be at most {MAX_LIMIT} (got {req.limit})")
+    if req.budget_tokens is not None and not 0 <= req.budget_tokens <= MAX_BUDGET_TOKENS:
+        raise EngineError(
+            f"--budget must be between 0 (no context pack) and {MAX_BUDGET_TOKENS} tokens "
+            f"(got {req.budget_tokens})"
+        )
+    if len(req.query) <= MAX_QUERY_CHARS:
+        return req, []
+    note = f"the query was {len(req.query)} characters; only the first {MAX_QUERY_CHARS} were used"
+    return dataclasses.replace(req, query=req.query[:MAX_QUERY_CHARS]), [note]
 
 
 @dataclass(slots=True)

@@ -151,6 +151,22 @@ def read_tuned(index_dir: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) and isinstance(data.get("ranking"), dict) else {}
 
 
+def describe_tuned(tuned: dict[str, Any]) -> str:
+    """What ``status`` says about the ranking: the defaults, or the stored tune result with its
+    validation gain."""
+    if not tuned:
+        return "defaults"
+    settings = ", ".join(f"{k}={v}" for k, v in tuned["ranking"].items())
+    before = tuned.get("before", {}).get("validation", {}).get("mrr")
+    after = tuned.get("after", {}).get("validation", {}).get("mrr")
+    gain = (
+        f"; validation MRR@10 {before:.3f} -> {after:.3f}"
+        if isinstance(before, float) and isinstance(after, float)
+        else ""
+    )
+    return f"tuned {str(tuned.get('created', ''))[:10]}: {settings}{gain}"
+
+
 def load_config(workspace: Path, tuned: dict[str, Any] | None = None) -> Config:
     """Defaults, then the ``tuned`` ranking settings, then ``.code-evidence.toml`` when the
     workspace has one: what a person wrote down wins over what was fitted."""

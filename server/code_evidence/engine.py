@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from functools import lru_cache
@@ -21,38 +20,33 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from .api import Evidence, FindRequest, FindResult, IndexReport, Related, StageTiming, Status
-from .config import Config, load_config, read_tuned
+from .api import (
+    EngineError,
+    Evidence,
+    FindRequest,
+    FindResult,
+    IndexReport,
+    Related,
+    StageTiming,
+    Status,
+    checked,
+)
+from .config import Config, describe_tuned, load_config, read_tuned
 from .git import Git
 from .index import snapshot
 from .index.indexer import Indexer, PassInput, Progress, plan
 from .index.parts import IndexParts, PartsUnavailable
 from .index.scan import scan_workspace
-from .index.store import Store, symbol_name
+from .index.store import Store
 from .models import crossencoder
 from .models.embed_cache import EmbeddingCache
 from .models.embedder import Embedder
 from .paths import cache_root, default_index_dir, resolve_workspace_path
 from .requestlog import RequestLog
 from .search import pipeline
-from .search.pipeline import SearchIndex, stored_evidence
-
-ANSWER_CACHE_SIZE = 256
-# Bump when ranking code changes what an answer is, so no cached answer survives it.
-RANKING_VERSION = "2026.11.30-3"
-# Request limits (docs/cli.md "Limits"): a pasted traceback may be long, so an over-long query
-# is cut with a note; a result count or budget beyond these is a mistake, refused with a message.
-MAX_QUERY_CHARS = 20_000
-MAX_LIMIT = 200
-MAX_BUDGET_TOKENS = 100_000
-# What hover and code lenses show for a name (Engine.related): one set of limits for both.
-RELATED_DEFINITIONS = 3
-RELATED_CALLERS = 10
-RELATED_OTHER = 5
-
-
-class EngineError(Exception):
-    """A problem with the user's input or environment, with a message meant for them."""
+from .search.answers import AnswerCache, answer_key
+from .search.lookups import Lookups
+from .search.pipeline import SearchIndex
 
 
 @lru_cache(maxsize=1)
@@ -108,7 +102,7 @@ class Engine:
         self._indexing = False
         self._overlays: dict[str, str] = {}
         self._focus: frozenset[str] = frozenset()
-        self._answers: OrderedDict[tuple[object, ...], FindResult] = OrderedDict()
+        self._answers = AnswerCache()
         self._scores = crossencoder.ScoreCache()  # cross-encoder logits per (question, chunk)
         self.requests = RequestLog(self.index_dir / "requests.jsonl")
         self.notes: list[str] = [self.git.refusal] if self.git.refusal else []
@@ -120,6 +114,7 @@ class Engine:
             raise EngineError(str(exc)) from exc
         self.notes.extend(self.parts.notes)
         self._indexer = Indexer(self.workspace, self.git, self.parts)
+        self._lookups = Lookups(lambda: self.parts.reader, self._exists)
 
     # -- resources -------------------------------------------------------------------------
     @property
@@ -239,102 +234,40 @@ class Engine:
             model=self.reader.get_meta("model"),
             locked_by_other=self.read_only,
             state=self.state,
-            ranking=self._ranking_source(),
+            ranking=describe_tuned(self.tuned),
         )
 
     def indexed_head(self) -> tuple[str | None, str | None]:
         """(commit, branch) the index was last brought to."""
         return self.reader.get_meta("commit"), self.reader.get_meta("branch")
 
-    def _ranking_source(self) -> str:
-        if not self.tuned:
-            return "defaults"
-        settings = ", ".join(f"{k}={v}" for k, v in self.tuned["ranking"].items())
-        before = self.tuned.get("before", {}).get("validation", {}).get("mrr")
-        after = self.tuned.get("after", {}).get("validation", {}).get("mrr")
-        gain = (
-            f"; validation MRR@10 {before:.3f} -> {after:.3f}"
-            if isinstance(before, float) and isinstance(after, float)
-            else ""
-        )
-        return f"tuned {str(self.tuned.get('created', ''))[:10]}: {settings}{gain}"
-
     # -- lookups for editor features (hover, code lens) ---------------------------------------
     def outline(self, path: str) -> list[Evidence]:
         """The chunks of one file in line order: where lenses go."""
-        return [stored_evidence(sc) for sc in self.reader.chunks_of(path)]
+        return self._lookups.outline(path)
 
     def symbol_at(self, path: str, line: int) -> Evidence | None:
-        sc = self.reader.chunk_at(path, line)
-        return None if sc is None else stored_evidence(sc)
+        return self._lookups.symbol_at(path, line)
 
     def definitions(self, name: str, limit: int = 5) -> list[Evidence]:
-        """Chunks that define ``name`` (last component of their symbol), code before tests,
-        in files that still exist."""
-        found = self.reader.chunks_named([name], limit=limit * 4)
-        found = [sc for sc in found if self._exists(sc.chunk.path)]
-        found.sort(key=lambda sc: (sc.chunk.is_test, sc.chunk.kind == "window", sc.chunk.path))
-        return [stored_evidence(sc, ["definition"]) for sc in found[:limit]]
+        return self._lookups.definitions(name, limit)
 
     def callers(self, name: str, limit: int = 10) -> list[Evidence]:
-        """Chunks that call ``name``, matched by bare name (no type resolution), in files that
-        still exist."""
-        chunks = self.reader.get_chunks(self.reader.callers_of(name, limit=limit * 4))
-        live = [sc for sc in chunks.values() if self._exists(sc.chunk.path)]
-        live.sort(key=lambda sc: (sc.chunk.is_test, sc.chunk.path))
-        return [stored_evidence(sc, ["caller"]) for sc in live[:limit]]
+        return self._lookups.callers(name, limit)
 
     def caller_counts(self, names: list[str]) -> dict[str, int]:
         return self.reader.caller_counts(names)
 
     def related(self, path: str, line: int, name: str | None = None) -> Related:
-        """What hover and code lenses show at ``path:line`` (1-based): for ``name`` (default:
-        the symbol defined there) its definitions, callers, and what a quick search from that
-        place finds besides them. Locations already listed are not repeated."""
+        """What hover and code lenses show at ``path:line`` (1-based): see
+        :meth:`search.lookups.Lookups.related`."""
         rel = self._relative(path)
-        here = self.symbol_at(rel, line)
-        symbol = here.symbol if here is not None else ""
-        name = name or symbol_name(symbol).rsplit("::", 1)[-1]
-        if not name:
-            return Related("", symbol, [], [], 0, [])
-        # At the name's own definition (a lens) the question is its qualified symbol and the
-        # definition is not its own caller; elsewhere (a hover on a call site) the question is
-        # the name and the function around the cursor is one of the callers.
-        own = here is not None and symbol_name(symbol) == name
-        query = symbol if own else name
-        definitions = self.definitions(name, RELATED_DEFINITIONS)
-        count = self.caller_counts([name]).get(name, 0)
-        seen_here = [here] if here is not None else []
-        callers = _exclude(
-            self.callers(name, RELATED_CALLERS), seen_here if own else [], RELATED_CALLERS
-        )
-        quick = self.find(
-            FindRequest(query, open_file=rel, line=line, limit=10, budget_tokens=0, depth="quick"),
-            refresh=False,
-        )
-        others = _exclude(quick.results, [*definitions, *callers, *seen_here], RELATED_OTHER)
-        return Related(name, symbol, definitions, callers, count, others)
+        return self._lookups.related(rel, line, name, lambda req: self.find(req, refresh=False))
 
     # -- find -------------------------------------------------------------------------------
     def find(self, req: FindRequest, refresh: bool = True) -> FindResult:
-        if not req.query or not req.query.strip():
-            raise EngineError("the query is empty: say what you are looking for")
-        if req.limit < 1:
-            raise EngineError("--limit must be at least 1")
-        if req.limit > MAX_LIMIT:
-            raise EngineError(f"--limit must be at most {MAX_LIMIT} (got {req.limit})")
-        if req.budget_tokens is not None and not 0 <= req.budget_tokens <= MAX_BUDGET_TOKENS:
-            raise EngineError(
-                f"--budget must be between 0 (no context pack) and {MAX_BUDGET_TOKENS} tokens "
-                f"(got {req.budget_tokens})"
-            )
-        notes = list(self.notes)
-        if len(req.query) > MAX_QUERY_CHARS:
-            notes.append(
-                f"the query was {len(req.query)} characters; only the first {MAX_QUERY_CHARS} "
-                "were used"
-            )
-            req = dataclasses.replace(req, query=req.query[:MAX_QUERY_CHARS])
+        req, cut = checked(req)
+        notes = [*self.notes, *cut]
         open_file = self._relative(req.open_file) if req.open_file else None
         timings: dict[str, StageTiming] = {}
         if self._indexing:
@@ -347,10 +280,9 @@ class Engine:
             )
         cfg = self.config
         t0 = time.perf_counter()
-        key = self._answer_key(req, open_file, cfg)
+        key = answer_key(self.reader, len(self.parts.vectors), req, open_file, cfg)
         cached = self._answers.get(key)
         if cached is not None:
-            self._answers.move_to_end(key)
             timings["cache"] = StageTiming(1, (time.perf_counter() - t0) * 1000)
             result = dataclasses.replace(cached, trace=timings, notes=notes)
         else:
@@ -359,9 +291,7 @@ class Engine:
                 self.requests.record(result, open_file, req.line)
             damaged = self.parts.repair_lexical_if_damaged(result.notes, self._index_lock)
             if not self._indexing and not damaged:  # mid-pass or degraded: never keep them
-                self._answers[key] = result
-                if len(self._answers) > ANSWER_CACHE_SIZE:
-                    self._answers.popitem(last=False)
+                self._answers.put(key, result)
         # Callers may edit what they get (drop results, add notes); the cache keeps its own.
         return self._without_deleted(
             dataclasses.replace(result, results=list(result.results), notes=list(notes))
@@ -417,43 +347,3 @@ class Engine:
         background, instead of inside the first question's latency budget."""
         if self.config.stages.rerank and self.config.ranking.reranker == "cross-encoder":
             crossencoder.preload(crossencoder.MODEL_PATH, self.config.ranking.rerank_threads)
-
-    def _answer_key(
-        self, req: FindRequest, open_file: str | None, cfg: Config
-    ) -> tuple[object, ...]:
-        """Everything an answer depends on: the index version (generation of the store and
-        how many vectors are in), the request, the open file's content, the configuration and
-        the ranking code's version. Any index change moves the generation, so a cached answer
-        can never outlive the code it cites."""
-        open_hash = None
-        if open_file is not None:
-            row = self.reader.file_row(open_file)
-            open_hash = row.content_hash if row else None
-        return (
-            self.reader.get_meta("generation"),
-            self.reader.get_meta("commit"),
-            self.reader.get_meta("branch"),
-            len(self.parts.vectors),
-            req.query,
-            req.intent,
-            open_file,
-            open_hash,
-            req.line,
-            req.limit,
-            req.budget_tokens,
-            req.depth,
-            repr(cfg),
-            RANKING_VERSION,
-        )
-
-
-def _exclude(items: list[Evidence], seen: list[Evidence], limit: int) -> list[Evidence]:
-    """``items`` minus locations already listed (same file and overlapping lines)."""
-    out: list[Evidence] = []
-    for ev in items:
-        if any(s.path == ev.path and s.start <= ev.end and ev.start <= s.end for s in seen):
-            continue
-        out.append(ev)
-        if len(out) >= limit:
-            break
-    return out

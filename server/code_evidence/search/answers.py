@@ -1,0 +1,70 @@
+"""The answer cache: a repeated question is answered from memory until anything it depends on
+changes.
+
+The key is everything an answer depends on: the index version (the store's generation, which
+moves with every committed change, the commit and branch, how many vectors are in), the request,
+the open file's content, the configuration and the ranking code's version. So a cached answer
+can never outlive the code it cites, and a ranking change never serves an answer of the old one.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from ..api import FindRequest, FindResult
+from ..config import Config
+from ..index.store import Store
+
+ANSWER_CACHE_SIZE = 256
+# Bump when ranking code changes what an answer is, so no cached answer survives it.
+RANKING_VERSION = "2026.11.30-3"
+
+Key = tuple[object, ...]
+
+
+def answer_key(
+    reader: Store, vectors: int, req: FindRequest, open_file: str | None, cfg: Config
+) -> Key:
+    open_hash = None
+    if open_file is not None:
+        row = reader.file_row(open_file)
+        open_hash = row.content_hash if row else None
+    return (
+        reader.get_meta("generation"),
+        reader.get_meta("commit"),
+        reader.get_meta("branch"),
+        vectors,
+        req.query,
+        req.intent,
+        open_file,
+        open_hash,
+        req.line,
+        req.limit,
+        req.budget_tokens,
+        req.depth,
+        repr(cfg),
+        RANKING_VERSION,
+    )
+
+
+class AnswerCache:
+    """The newest ``size`` answers, least recently used out first."""
+
+    def __init__(self, size: int = ANSWER_CACHE_SIZE) -> None:
+        self.size = size
+        self._items: OrderedDict[Key, FindResult] = OrderedDict()
+
+    def get(self, key: Key) -> FindResult | None:
+        found = self._items.get(key)
+        if found is not None:
+            self._items.move_to_end(key)
+        return found
+
+    def put(self, key: Key, result: FindResult) -> None:
+        self._items[key] = result
+        self._items.move_to_end(key)
+        if len(self._items) > self.size:
+            self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        self._items.clear()

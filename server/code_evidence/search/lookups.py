@@ -1,0 +1,96 @@
+"""Lookups for editor features: a file's outline, the symbol at a line, definitions and
+callers of a name (matched by name, from the store's tables), and the "related code" that hover
+and code lenses show. Cheap reads: they run on every mouse rest.
+
+Every location returned still exists in the working tree (``exists``): a file deleted since the
+last pass must not be offered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..api import Evidence, FindRequest, FindResult, Related
+from ..index.store import Store, symbol_name
+from .pipeline import stored_evidence
+
+# What hover and code lenses show for a name: one set of limits for both.
+RELATED_DEFINITIONS = 3
+RELATED_CALLERS = 10
+RELATED_OTHER = 5
+
+
+class Lookups:
+    """``reader`` gives the store connection requests read; ``exists`` says whether a
+    workspace-relative file is still there (on disk or as an editor buffer)."""
+
+    def __init__(self, reader: Callable[[], Store], exists: Callable[[str], bool]) -> None:
+        self._reader = reader
+        self._exists = exists
+
+    def outline(self, path: str) -> list[Evidence]:
+        """The chunks of one file in line order: where lenses go."""
+        return [stored_evidence(sc) for sc in self._reader().chunks_of(path)]
+
+    def symbol_at(self, path: str, line: int) -> Evidence | None:
+        sc = self._reader().chunk_at(path, line)
+        return None if sc is None else stored_evidence(sc)
+
+    def definitions(self, name: str, limit: int = 5) -> list[Evidence]:
+        """Chunks that define ``name`` (last component of their symbol), code before tests,
+        in files that still exist."""
+        found = self._reader().chunks_named([name], limit=limit * 4)
+        found = [sc for sc in found if self._exists(sc.chunk.path)]
+        found.sort(key=lambda sc: (sc.chunk.is_test, sc.chunk.kind == "window", sc.chunk.path))
+        return [stored_evidence(sc, ["definition"]) for sc in found[:limit]]
+
+    def callers(self, name: str, limit: int = 10) -> list[Evidence]:
+        """Chunks that call ``name``, matched by bare name (no type resolution), in files that
+        still exist."""
+        chunks = self._reader().get_chunks(self._reader().callers_of(name, limit=limit * 4))
+        live = [sc for sc in chunks.values() if self._exists(sc.chunk.path)]
+        live.sort(key=lambda sc: (sc.chunk.is_test, sc.chunk.path))
+        return [stored_evidence(sc, ["caller"]) for sc in live[:limit]]
+
+    def caller_counts(self, names: list[str]) -> dict[str, int]:
+        return self._reader().caller_counts(names)
+
+    def related(
+        self, rel: str, line: int, name: str | None, find: Callable[[FindRequest], FindResult]
+    ) -> Related:
+        """What hover and code lenses show at ``rel:line`` (1-based): for ``name`` (default:
+        the symbol defined there) its definitions, callers, and what a quick search (``find``)
+        from that place finds besides them. Locations already listed are not repeated."""
+        here = self.symbol_at(rel, line)
+        symbol = here.symbol if here is not None else ""
+        name = name or symbol_name(symbol).rsplit("::", 1)[-1]
+        if not name:
+            return Related("", symbol, [], [], 0, [])
+        # At the name's own definition (a lens) the question is its qualified symbol and the
+        # definition is not its own caller; elsewhere (a hover on a call site) the question is
+        # the name and the function around the cursor is one of the callers.
+        own = here is not None and symbol_name(symbol) == name
+        query = symbol if own else name
+        definitions = self.definitions(name, RELATED_DEFINITIONS)
+        count = self.caller_counts([name]).get(name, 0)
+        seen_here = [here] if here is not None else []
+        callers = _exclude(
+            self.callers(name, RELATED_CALLERS), seen_here if own else [], RELATED_CALLERS
+        )
+        quick = find(
+            FindRequest(query, open_file=rel, line=line, limit=10, budget_tokens=0, depth="quick")
+        )
+        others = _exclude(quick.results, [*definitions, *callers, *seen_here], RELATED_OTHER)
+        return Related(name, symbol, definitions, callers, count, others)
+
+
+def _exclude(items: list[Evidence], seen: list[Evidence], limit: int) -> list[Evidence]:
+    """``items`` minus locations already listed (same file and overlapping lines)."""
+    out: list[Evidence] = []
+    for ev in items:
+        if any(s.path == ev.path and s.start <= ev.end and ev.start <= s.end for s in seen):
+            continue
+        out.append(ev)
+        if len(out) >= limit:
+            break
+    return out
