@@ -18,10 +18,6 @@ from typing import Any, TextIO
 from .api import FindRequest, FindResult, Status, to_json_dict
 from .config import TUNED_FILE, ConfigError, load_config, read_tuned
 from .engine import Engine, EngineError
-from .evaluation.backtest import DEFAULT_CONFIGS, evaluate_history, mine_cases, render_report
-from .evaluation.evaluate import CONFIGS
-from .evaluation.mining import MiningError
-from .evaluation.tune import TuneError, render_tune, store, tune
 from .git import Git
 from .paths import default_index_dir
 from .search.explain import explain
@@ -140,8 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument(
                 "--configs",
                 type=lambda v: v.split(","),
-                help=f"stage configurations, comma-separated (default {','.join(DEFAULT_CONFIGS)};"
-                f" known: {','.join(CONFIGS)})",
+                help="stage configurations, comma-separated (default: the stage ablation; "
+                "'--configs help' lists them)",
             )
         else:
             p.add_argument(
@@ -177,7 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.command == "find":
                 return _cmd_find(engine, args)
             return _cmd_status(engine, args)
-    except (EngineError, ConfigError, MiningError, TuneError) as exc:
+    except (EngineError, ConfigError) as exc:
         print(f"code-evidence: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -190,7 +186,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _cmd_history(args: argparse.Namespace) -> int:
     """``eval`` and ``tune``: both mine the history and replay it in a private copy; neither
-    opens, changes or locks the workspace's own index."""
+    opens, changes or locks the workspace's own index. The evaluation code is imported here,
+    not at start: ``find`` and ``index`` never need it."""
+    from .evaluation.backtest import DEFAULT_CONFIGS, evaluate_history, mine_cases, render_report
+    from .evaluation.evaluate import CONFIGS
+    from .evaluation.tune import render_tune, store, tune
+
+    if getattr(args, "configs", None) == ["help"]:
+        print(f"default: {','.join(DEFAULT_CONFIGS)}\nknown:   {','.join(CONFIGS)}")
+        return 0
     workspace = Path(args.workspace).expanduser()
     if not workspace.is_dir():
         raise EngineError(f"workspace is not a folder: {workspace}")

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..api import EngineError
 from ..filekinds import file_flags, is_outside_source
 from ..git import Git, GitBlobs
 from ..index.chunk import detect_language
@@ -130,7 +131,7 @@ class Mined:
     skipped: Counter[str] = field(default_factory=Counter)
 
 
-class MiningError(ValueError):
+class MiningError(EngineError):
     """The workspace has no git history to mine, or the revision range is not valid."""
 
 

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ..api import EngineError
 from ..config import TUNED_FILE, Config, RankingConfig
 from .backtest import MinedCases, Progress, backtest
 from .evaluate import COMMIT_POOLED, CaseRun, Variant, group_metrics
@@ -43,7 +44,7 @@ REFUSED_CORRECT_TARGET = 0.10
 DEFAULT = "defaults"
 
 
-class TuneError(ValueError):
+class TuneError(EngineError):
     """Too little history to fit anything."""
 
 
