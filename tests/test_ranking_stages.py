@@ -1,0 +1,260 @@
+"""The ranking stages one at a time, on hand-made candidates: word splitting, fusion, features,
+the feature rerank, diversity and the verdict. No index, no model: each rule is checked where
+it lives, so a change in one stage shows up here before it blurs into a benchmark number."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from code_evidence.api import Chunk
+from code_evidence.config import Config
+from code_evidence.index.store import StoredChunk
+from code_evidence.index.terms import code_terms, path_terms, split_identifier
+from code_evidence.search import assemble, features, fuse, rerank
+from code_evidence.search.candidate import Candidate
+from code_evidence.search.query import analyze
+from code_evidence.search.recall import EditorState
+
+K = 60
+VOTE = 1 / (K + 1)
+
+
+def chunk(
+    cid: int,
+    path: str = "src/app.py",
+    symbol: str = "run",
+    text: str = "def run():\n    pass",
+    start: int = 1,
+    kind: str = "function",
+    language: str = "python",
+    **flags: bool,
+) -> StoredChunk:
+    end = start + text.count("\n")
+    ch = Chunk(path, start, end, symbol, kind, language, text, f"h{cid}", **flags)
+    return StoredChunk(cid, ch, None)
+
+
+def cand(sc: StoredChunk, fused: float = VOTE, **kw: object) -> Candidate:
+    return Candidate(stored=sc, fused=fused, **kw)  # type: ignore[arg-type]
+
+
+class Chunks:
+    """The one store read fusion makes (``get_chunks``), over a fixed set of chunks."""
+
+    def __init__(self, *chunks: StoredChunk) -> None:
+        self.by_id = {sc.id: sc for sc in chunks}
+
+    def get_chunks(self, ids: object) -> dict[int, StoredChunk]:
+        return {i: self.by_id[i] for i in ids if i in self.by_id}  # type: ignore[attr-defined]
+
+
+# --------------------------------------------------------------------------- terms
+
+
+def test_identifiers_split_into_parts_and_stay_whole() -> None:
+    assert split_identifier("HTTPServerError2") == ["http", "server", "error", "2"]
+    assert split_identifier("_private_name") == ["private", "name"]
+    assert code_terms("getUserName(x)") == ["getusername", "get", "user", "name", "x"]
+    assert code_terms("plain words here") == ["plain", "words", "here"]
+    assert path_terms("src/flask/json/provider.py") == ["src", "flask", "json", "provider", "py"]
+
+
+# --------------------------------------------------------------------------- fusion
+
+
+def test_fusion_adds_weighted_reciprocal_ranks_and_drops_unknown_ids() -> None:
+    a, b, c = chunk(1), chunk(2, symbol="b"), chunk(3, symbol="c")
+    channels = {
+        "bm25": [(1, 9.0), (2, 5.0), (99, 1.0)],  # 99: ahead in a derived index, not stored
+        "vector": [(2, 0.8), (3, 0.7)],
+    }
+    out = fuse.fuse(channels, Chunks(a, b, c), K, {"bm25": 1.0, "vector": 2.0})  # type: ignore[arg-type]
+    by_id = {x.id: x for x in out}
+    assert set(by_id) == {1, 2, 3}
+    assert by_id[1].fused == pytest.approx(1 / (K + 1))
+    assert by_id[2].fused == pytest.approx(1 / (K + 2) + 2 / (K + 1))
+    assert by_id[3].fused == pytest.approx(2 / (K + 2))
+    assert [x.id for x in out] == [2, 3, 1]
+    assert by_id[2].ranks == {"bm25": 2, "vector": 1}
+    assert by_id[2].channel_scores == {"bm25": 5.0, "vector": 0.8}
+
+
+def test_channel_weights_come_from_the_ranking_settings() -> None:
+    rc = Config().changed(ranking={"vector_weight": 1.5}).ranking
+    weights = fuse.channel_weights(rc)
+    assert weights["vector"] == 1.5 and weights["structural"] == rc.structural_weight
+    assert weights["frames"] == 1.0  # a stack frame is a fact: never tuned down
+
+
+# --------------------------------------------------------------------------- features
+
+
+def featured(
+    cands: list[Candidate],
+    query: str,
+    open_file: str | None = None,
+    relations: dict[int, set[str]] | None = None,
+    cfg: Config | None = None,
+    **kw: object,
+) -> dict[int, Candidate]:
+    out = features.apply_features(
+        cands,
+        analyze(query),
+        EditorState(open_file, None),
+        relations or {},
+        cfg or Config(),
+        **kw,  # type: ignore[arg-type]
+    )
+    return {c.id: c for c in out}
+
+
+def test_exact_identifier_outvotes_a_mention() -> None:
+    defines = cand(chunk(1, symbol="Cart.apply_voucher"))
+    mentions = cand(chunk(2, symbol="checkout", text="cart.apply_voucher(code)"))
+    out = featured([defines, mentions], "where is apply_voucher handled")
+    assert "exact-identifier" in out[1].reasons
+    assert out[1].boost == pytest.approx(Config().ranking.exact_symbol_boost * VOTE)
+    assert "mentions-identifier" in out[2].reasons
+    assert out[2].boost == pytest.approx(features.W_MENTIONS * VOTE)
+
+
+def test_tests_are_penalised_unless_the_question_is_about_tests() -> None:
+    sc = chunk(1, path="tests/test_app.py", symbol="test_run", is_test=True)
+    plain = featured([cand(sc)], "how does run start the server")
+    assert plain[1].factor == pytest.approx(Config().ranking.test_penalty)
+    about = featured([cand(sc)], "which test covers run")
+    assert about[1].factor == 1.0
+
+
+def test_editor_state_the_open_file_its_neighbours_and_its_folder() -> None:
+    own = cand(chunk(1, path="src/app.py"))
+    imported = cand(chunk(2, path="lib/util.py", symbol="helper"))
+    sibling = cand(chunk(3, path="src/other.py", symbol="other"))
+    stranger = cand(chunk(4, path="docs/x.py", symbol="x"))
+    rc = Config().ranking
+    out = featured(
+        [own, imported, sibling, stranger],
+        "start the server",
+        open_file="src/app.py",
+        relations={2: {"imports"}},
+    )
+    assert out[1].factor == pytest.approx(rc.open_file_factor) and "open-file" in out[1].reasons
+    assert out[2].boost == pytest.approx(rc.neighbour_boost * VOTE)
+    assert out[3].boost == pytest.approx(rc.same_dir_boost * VOTE)
+    assert out[4].boost == 0.0
+
+
+def test_dead_deprecated_code_sinks_and_generated_code_is_filtered() -> None:
+    old = cand(chunk(1, symbol="legacy", text="@deprecated\ndef legacy():\n    pass"))
+    used = cand(chunk(2, symbol="still_used", text="@deprecated\ndef still_used():\n    pass"))
+    generated = cand(chunk(3, path="gen/api_pb2.py", symbol="gen", is_generated=True))
+    out = featured(
+        [old, used, generated],
+        "run the legacy path",
+        caller_counts={"still_used": 3},
+    )
+    assert out[1].factor == pytest.approx(features.DEPRECATED_FACTOR)
+    assert out[2].factor == 1.0
+    assert 3 not in out  # filtered by policy, not ranked low
+    assert features.marked_deprecated(old) and not features.marked_deprecated(cand(chunk(4)))
+
+
+def test_docs_rank_below_code_unless_the_question_asks_for_an_explanation() -> None:
+    doc = chunk(1, path="docs/guide.md", symbol="", kind="window", language="text")
+    assert featured([cand(doc)], "server port setting")[1].factor == features.NON_CODE_FACTOR
+    assert featured([cand(doc)], "why does the server pick a port")[1].factor == 1.0
+
+
+def test_boosts_off_keeps_the_filters() -> None:
+    vendored = cand(chunk(1, path="vendor/x.py", is_vendor=True))
+    named = cand(chunk(2, symbol="run"))
+    out = featured([vendored, named], "run", use_boosts=False)
+    assert set(out) == {2} and out[2].boost == 0.0
+
+
+# --------------------------------------------------------------------------- rerank
+
+
+def test_feature_rerank_rewards_covering_every_term() -> None:
+    qa = analyze("parse the config file")
+    whole = cand(chunk(1, symbol="parse_config_file", text="def parse_config_file(): ..."))
+    part = cand(chunk(2, symbol="parse", text="def parse(): ..."), fused=1.5 * VOTE)
+    ordered, scored, notes = rerank.rerank(
+        [part, whole], qa, [rerank.FeatureReranker()], top_n=10, budget_ms=None
+    )
+    assert scored == 2 and notes == []
+    assert [c.id for c in ordered] == [1, 2]
+    assert ordered[0].rerank == pytest.approx(1.0) and "covers-query" in ordered[0].reasons
+
+
+def test_a_reranker_out_of_time_says_so_and_keeps_the_order() -> None:
+    qa = analyze("parse the config file")
+    first, second = cand(chunk(1), fused=2 * VOTE), cand(chunk(2, symbol="x"))
+    ordered, scored, notes = rerank.rerank(
+        [first, second], qa, [rerank.FeatureReranker()], top_n=10, budget_ms=-1
+    )
+    assert scored == 0 and [c.id for c in ordered] == [1, 2]
+    assert notes == ["features rerank budget reached after 0 of 2"]
+
+
+# --------------------------------------------------------------------------- assembly
+
+
+def test_diversify_moves_a_files_extra_chunks_behind_the_rest() -> None:
+    same = [
+        cand(chunk(i, path="a.py", symbol=f"f{i}", start=i * 10), fused=1.0 - i / 10)
+        for i in range(4)
+    ]
+    other = cand(chunk(9, path="b.py", symbol="g"), fused=0.1)
+    out = assemble.diversify([*same, other], per_file=2)
+    assert [c.id for c in out] == [0, 1, 9, 2, 3]
+
+
+def test_pieces_of_one_symbol_merge_into_one_result() -> None:
+    top = cand(chunk(1, symbol="big", text="a\nb\nc", start=1))
+    tail = cand(chunk(2, symbol="big", text="c\nd", start=3))
+    [merged] = assemble.merge_pieces([top, tail])
+    assert (merged.stored.chunk.start, merged.stored.chunk.end) == (1, 4)
+    assert merged.stored.chunk.text == "a\nb\nc\nd" and "merged" in merged.reasons
+
+
+def scored(sc: StoredChunk, score: float, cosine: float | None, *reasons: str) -> Candidate:
+    c = cand(sc, channel_scores={} if cosine is None else {"vector": cosine})
+    c.score = score
+    c.reasons.extend(reasons)
+    return c
+
+
+def test_verdict_maps_the_best_cosine_and_rewards_verbatim_evidence() -> None:
+    qa = analyze("how is the cart total computed")
+    weak = [scored(chunk(1), 1.0, 0.3)]
+    verdict = assemble.judge(weak, qa, 1.0, threshold=0.3)
+    assert verdict.confidence == pytest.approx((0.3 - assemble.COSINE_FLOOR) / 0.4, abs=1e-3)
+    assert verdict.insufficient and verdict.reason.startswith("weak evidence")
+    strong = [scored(chunk(1), 1.0, 0.3, "exact-identifier")]
+    assert assemble.judge(strong, qa, 1.0, threshold=0.3).confidence == pytest.approx(
+        (0.3 - assemble.COSINE_FLOOR) / 0.4 + assemble.VERBATIM_BONUS, abs=1e-3
+    )
+
+
+def test_verdict_refuses_when_a_quoted_phrase_is_nowhere_and_when_nothing_matched() -> None:
+    qa = analyze('where does it print "connection reset by peer"')
+    ranked = [scored(chunk(1, text="print('timeout')"), 1.0, 0.9)]
+    verdict = assemble.judge(ranked, qa, 1.0, threshold=0.3)
+    assert verdict.insufficient and "connection reset by peer" in (verdict.reason or "")
+    assert assemble.judge([], qa, 1.0, 0.3).insufficient
+
+
+def test_verdict_without_vectors_reads_agreement_and_separation() -> None:
+    qa = analyze("cart total")
+    top = scored(chunk(1), 1.0, None)
+    top.fused = 0.8
+    flat = [top, *(scored(chunk(i, symbol=f"s{i}"), 0.99, None) for i in range(2, 11))]
+    apart = [top, *(scored(chunk(i, symbol=f"s{i}"), 0.1, None) for i in range(2, 11))]
+    low = assemble.judge(flat, qa, 1.0, 0.3).confidence
+    high = assemble.judge(apart, qa, 1.0, 0.3).confidence
+    assert high > low
+    assert high == pytest.approx(0.55 * 0.8 + 0.3 * 0.9, abs=1e-3)
+    assert not math.isnan(low)
