@@ -14,8 +14,9 @@ import pytest
 
 from code_evidence.api import Dropped, FindRequest, IndexReport, StageTiming
 from code_evidence.engine import Engine
-from code_evidence.live import watch
-from code_evidence.lsp import protocol, server, session
+from code_evidence.live import passes, watch
+from code_evidence.lsp import app, protocol
+from code_evidence.lsp.features import find
 
 DOC = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -93,9 +94,9 @@ def facts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         status = protocol.status_payload(eng.workspace, "ready", "ok", eng.status(), None)
     assert answer["results"], "the fixture must produce at least one result"
     return {
-        "methods": set(server.custom_methods()),
+        "methods": set(app.custom_methods()),
         "notifications": {protocol.STATUS_NOTIFICATION},
-        "commands": set(server.commands()),
+        "commands": set(app.commands()),
         "interfaces": {
             "FindParams": list(protocol.FIND_PARAMS),
             "FindAnswer": list(answer),
@@ -115,9 +116,9 @@ def facts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         },
         "index_report": [f.name for f in dataclasses.fields(IndexReport)],
         "phrases": [
-            f"waits (up to {server.FIND_WAIT_FOR_EDITS_S:g} s)",
-            f"reads at least {session.LARGE_READ} files",
-            f"embeds at least {session.LARGE_EMBED} chunks",
+            f"waits (up to {find.FIND_WAIT_FOR_EDITS_S:g} s)",
+            f"reads at least {passes.LARGE_READ} files",
+            f"embeds at least {passes.LARGE_EMBED} chunks",
             f"({watch.QUIET_S:g} s of quiet, at most {watch.MAX_WAIT_S:g} s)",
         ],
     }

@@ -1,17 +1,20 @@
 """The language server's pieces without JSON-RPC: URI conversion, parameter validation,
-settings, hover text, and the watcher with its debouncer on a real folder and git repo."""
+settings, hover text, the debouncer on a fake clock, and the watcher on a real folder and git
+repo."""
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from code_evidence.git import Git
 from code_evidence.live.watch import Batch, Debouncer, FolderWatcher, IgnoreFilter
-from code_evidence.lsp import hover, protocol
+from code_evidence.lsp import protocol
+from code_evidence.lsp.features import hover
 from code_evidence.lsp.uris import UriError, line_range, relative_to, uri_to_path
 from support.project import git, init_repo
 
@@ -98,24 +101,115 @@ def test_identifier_at() -> None:
     assert hover.identifier_at("", 0) is None
 
 
-def test_debouncer_collapses_a_burst_into_one_batch() -> None:
+class FakeClock:
+    """The debouncer's clock, moved by the test. Its waits end only on a notify (an event, a
+    close, or :meth:`advance`), never on wall time; :meth:`advance` returns once the debouncer
+    has looked at the new time and is waiting again, so what it did is done."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+        self._waits = 0  # how many times the debouncer has started waiting
+        self._seen = threading.Condition()
+        self._cond: threading.Condition | None = None
+
+    def now(self) -> float:
+        return self.t
+
+    def wait(self, cond: threading.Condition, timeout: float | None) -> None:
+        self._cond = cond
+        with self._seen:
+            self._waits += 1
+            self._seen.notify_all()
+        cond.wait()
+
+    def advance(self, seconds: float = 0.0) -> None:
+        """Move time on, wake the debouncer and wait until it is back in a wait (its flush, if
+        one was due, has returned by then)."""
+        with self._seen:
+            assert self._seen.wait_for(lambda: self._cond is not None, 10), "never waited"
+        assert self._cond is not None
+        with self._cond:
+            self.t += seconds
+            with self._seen:
+                before = self._waits
+            self._cond.notify_all()
+        with self._seen:
+            assert self._seen.wait_for(lambda: self._waits > before, 10), "debouncer stuck"
+
+
+@pytest.fixture
+def debounced() -> Iterator[tuple[Debouncer, FakeClock, list[Batch]]]:
+    """A debouncer (1 s of quiet, at most 3 s) on a fake clock, and the batches it flushes."""
+    clock = FakeClock()
     batches: list[Batch] = []
-    done = threading.Event()
+    deb = Debouncer(batches.append, quiet_s=1.0, max_wait_s=3.0, clock=clock)
+    clock.advance()  # its thread is up and idle
+    try:
+        yield deb, clock, batches
+    finally:
+        deb.close()
+
+
+def test_debouncer_collapses_a_burst_into_one_batch(
+    debounced: tuple[Debouncer, FakeClock, list[Batch]],
+) -> None:
+    deb, clock, batches = debounced
+    for i in range(2000):
+        deb.add(f"/w/f{i}.py")
+    deb.add(head=True)
+    clock.advance(0.99)
+    assert batches == []  # not quiet for long enough yet
+    clock.advance(0.01)
+    assert len(batches) == 1
+    assert len(batches[0].paths) == 2000 and batches[0].head and batches[0].events == 2001
+    clock.advance(10)
+    assert len(batches) == 1  # nothing new: nothing flushed
+
+
+def test_debouncer_waits_for_quiet_after_the_last_event(
+    debounced: tuple[Debouncer, FakeClock, list[Batch]],
+) -> None:
+    deb, clock, batches = debounced
+    deb.add("/w/a.py")
+    clock.advance(0.9)
+    deb.add(buffers=True)  # the quiet period starts again
+    clock.advance(0.9)
+    assert batches == []
+    clock.advance(0.1)
+    assert [(b.paths, b.buffers, b.events) for b in batches] == [({"/w/a.py"}, True, 2)]
+
+
+def test_debouncer_flushes_a_never_ending_stream_at_max_wait(
+    debounced: tuple[Debouncer, FakeClock, list[Batch]],
+) -> None:
+    deb, clock, batches = debounced
+    for i in range(6):  # an event every half second: never quiet for a whole second
+        deb.add(f"/w/{i}.py")
+        clock.advance(0.5)
+    assert len(batches) == 1 and batches[0].events == 6  # at 3 s after the first event
+    deb.add("/w/late.py")
+    clock.advance(1.0)
+    assert [b.paths for b in batches[1:]] == [{"/w/late.py"}]  # a new burst, its own clock
+
+
+def test_debouncer_survives_a_failing_flush_and_stops_on_close() -> None:
+    clock = FakeClock()
+    batches: list[Batch] = []
 
     def flush(batch: Batch) -> None:
         batches.append(batch)
-        done.set()
+        if len(batches) == 1:
+            raise RuntimeError("the first batch fails")
 
-    deb = Debouncer(flush, quiet_s=1.0, max_wait_s=30.0)
-    try:
-        for i in range(2000):
-            deb.add(f"/w/f{i}.py")
-        deb.add(head=True)
-        assert done.wait(20)
-    finally:
-        deb.close()
-    assert len(batches) == 1
-    assert len(batches[0].paths) == 2000 and batches[0].head and batches[0].events == 2001
+    deb = Debouncer(flush, quiet_s=1.0, max_wait_s=3.0, clock=clock)
+    deb.add("/w/a.py")
+    clock.advance(1.0)
+    deb.add("/w/b.py")
+    clock.advance(1.0)
+    assert [b.paths for b in batches] == [{"/w/a.py"}, {"/w/b.py"}]
+    deb.add("/w/c.py")
+    deb.close()  # a pending batch is dropped: its passes are no longer wanted
+    assert len(batches) == 2
 
 
 def test_ignore_filter_uses_git_rules(tmp_path: Path) -> None:

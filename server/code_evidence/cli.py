@@ -157,7 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "serve":  # the workspace comes from the editor, not the command line
-        from .lsp.server import serve
+        from .lsp.app import serve
 
         return serve(args.index_dir)
     try:

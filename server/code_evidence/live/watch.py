@@ -9,6 +9,9 @@ even one that touches no working file, must move the index to the new commit.
 
 Which paths matter is decided on the debouncer's thread, never in watchdog's callback: the
 ignore check runs ``git check-ignore`` once per batch.
+
+The debouncer reads time and waits through a :class:`Clock`, so its tests drive a fake clock
+step by step instead of sleeping.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import pathspec
 from watchdog.events import (
@@ -77,6 +81,30 @@ class Batch:
     events: int = 0
 
 
+class Clock(Protocol):
+    """The debouncer's time and waiting."""
+
+    def now(self) -> float:
+        """Seconds on a clock that never goes back."""
+        ...
+
+    def wait(self, cond: threading.Condition, timeout: float | None) -> None:
+        """Block on ``cond`` (held by the caller) until it is notified or ``timeout`` seconds
+        of this clock have passed (``None``: until notified). Waking early is allowed: the
+        caller checks the time again."""
+        ...
+
+
+class MonotonicClock:
+    """Wall time: ``time.monotonic`` and the condition's own timed wait."""
+
+    def now(self) -> float:
+        return time.monotonic()
+
+    def wait(self, cond: threading.Condition, timeout: float | None) -> None:
+        cond.wait(timeout)
+
+
 class Debouncer:
     """Collects changes and calls ``flush`` on its own thread once per quiet period."""
 
@@ -85,10 +113,12 @@ class Debouncer:
         flush: Callable[[Batch], None],
         quiet_s: float = QUIET_S,
         max_wait_s: float = MAX_WAIT_S,
+        clock: Clock | None = None,
     ) -> None:
         self._flush = flush
         self.quiet_s = quiet_s
         self.max_wait_s = max_wait_s
+        self._clock: Clock = clock if clock is not None else MonotonicClock()
         self._cond = threading.Condition()
         self._batch = Batch()
         self._first = 0.0
@@ -99,7 +129,7 @@ class Debouncer:
 
     def add(self, path: str | None = None, head: bool = False, buffers: bool = False) -> None:
         with self._cond:
-            now = time.monotonic()
+            now = self._clock.now()
             if not self._batch.events:
                 self._first = now
             self._last = now
@@ -120,15 +150,15 @@ class Debouncer:
         while True:
             with self._cond:
                 while not self._batch.events and not self._closed:
-                    self._cond.wait()
+                    self._clock.wait(self._cond, None)
                 if self._closed:
                     return
                 while True:
-                    now = time.monotonic()
+                    now = self._clock.now()
                     due = min(self._last + self.quiet_s, self._first + self.max_wait_s)
                     if now >= due or self._closed:
                         break
-                    self._cond.wait(due - now)
+                    self._clock.wait(self._cond, due - now)
                 if self._closed:
                     return
                 batch, self._batch = self._batch, Batch()

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args
 
+from pygls.exceptions import JsonRpcInvalidParams
+
 from ..api import FindResult, IndexReport, Intent, Status, to_json_dict
 from ..search.explain import explain
 from .uris import location, path_to_uri
@@ -74,6 +76,12 @@ SETTINGS = ("budgetTokens", "limit", "rerank", "exclude")
 
 class ParamsError(ValueError):
     """Request parameters the server cannot use; the message is sent to the client."""
+
+
+def invalid(message: str) -> JsonRpcInvalidParams:
+    """The error a request gets when its params cannot be used: InvalidParams, with
+    ``message`` (which names the method and the parameter) shown to the user."""
+    return JsonRpcInvalidParams(message=message)
 
 
 @dataclass(frozen=True, slots=True)

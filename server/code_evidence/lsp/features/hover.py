@@ -1,8 +1,9 @@
-"""Hover: an evidence panel for the identifier under the cursor.
+"""``textDocument/hover``: an evidence panel for the identifier under the cursor.
 
 A hover fires on every mouse rest, so it uses only cheap reads: definitions and callers come
 from the store's name tables, and "related" from a ``quick`` find, whose rerank is the feature
-scorer alone (never the cross-encoder), cached per index generation.
+scorer alone (never the cross-encoder), cached per index generation. The panel is markdown,
+each location a link that opens it.
 """
 
 from __future__ import annotations
@@ -12,8 +13,13 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..api import Evidence, Related
-from .uris import location_link
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+
+from ...api import Evidence, Related
+from ..server import CodeEvidenceServer
+from ..session import FolderSession
+from ..uris import location_link
 
 _IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 _KEYWORDS_TEXT = """
@@ -97,3 +103,54 @@ class RelatedCache:
         self._items.move_to_end(key)
         while len(self._items) > self.size:
             self._items.popitem(last=False)
+
+
+# One per process, like the server: a hover on the same name in the same index generation
+# costs nothing.
+_RELATED = RelatedCache()
+
+
+async def on_hover(ls: CodeEvidenceServer, params: types.HoverParams) -> types.Hover | None:
+    try:
+        session, rel = ls.folders.session_for_uri(params.text_document.uri, "hover")
+    except JsonRpcInvalidParams:
+        return None  # a library file or an untitled buffer: nothing indexed to show
+    text = session.document_text(rel)
+    if text is None:
+        return None
+    lines = text.splitlines(keepends=True)
+    if params.position.line >= len(lines):
+        return None
+    column = ls.workspace.position_codec.position_from_client_units(
+        lines, params.position
+    ).character
+    name = identifier_at(lines[params.position.line].rstrip("\r\n"), column)
+    if name is None:
+        return None
+    line = params.position.line + 1
+    facts = await ls.read(session, _facts, session, rel, line, name)
+    if facts is None:
+        return None
+    value = render(session.root, facts)
+    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=value))
+
+
+def _facts(session: FolderSession, rel: str, line: int, name: str) -> HoverFacts | None:
+    """On the folder's read thread: what the panel shows, or None when the name is unknown."""
+    key = (session.generation, str(session.root), name, rel, line)
+    related = _RELATED.get(key)
+    if related is None:
+        related = session.related(rel, line, name)
+        _RELATED.put(key, related)
+    if not related.definitions and not related.caller_count:
+        return None
+    return HoverFacts(related, _where(session))
+
+
+def _where(session: FolderSession) -> str:
+    commit, branch = session.indexed_head()
+    return f"{branch or 'no branch'}@{(commit or 'no commit')[:10]} · {session.index_state()}"
+
+
+def register(server: CodeEvidenceServer) -> None:
+    server.feature(types.TEXT_DOCUMENT_HOVER)(on_hover)

@@ -1,4 +1,5 @@
-"""Code lenses: ``N callers · related`` above each function and class.
+"""``textDocument/codeLens`` and ``codeLens/resolve``: ``N callers · related`` above each
+function and class.
 
 ``textDocument/codeLens`` only lists where lenses go (the file's outline, one store read);
 counting callers and finding related code waits for ``codeLens/resolve``, which editors send
@@ -11,10 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
 
-from ..api import Evidence
-from .protocol import CMD_SHOW_RELATED
-from .uris import location
+from ...api import Evidence
+from ..protocol import CMD_SHOW_RELATED, invalid
+from ..server import CodeEvidenceServer
+from ..uris import location
 
 _NO_LENS = frozenset({"module", "window"})
 
@@ -68,3 +71,33 @@ def resolved(
         title=title, command=CMD_SHOW_RELATED, arguments=[uri, position, locations]
     )
     return lens
+
+
+async def on_code_lens(
+    ls: CodeEvidenceServer, params: types.CodeLensParams
+) -> list[types.CodeLens]:
+    uri = params.text_document.uri
+    try:
+        session, rel = ls.folders.session_for_uri(uri, types.TEXT_DOCUMENT_CODE_LENS)
+    except JsonRpcInvalidParams:
+        return []  # outside every workspace folder: no lenses, and no error popup
+    outline = await ls.read(session, session.outline, rel)
+    return unresolved(outline, uri)
+
+
+async def on_code_lens_resolve(ls: CodeEvidenceServer, lens: types.CodeLens) -> types.CodeLens:
+    try:
+        uri, symbol, line = lens_data(lens)
+    except ValueError as exc:
+        raise invalid(str(exc)) from exc
+    session, rel = ls.folders.session_for_uri(uri, types.CODE_LENS_RESOLVE)
+    found = await ls.read(session, session.related, rel, line, lens_name(symbol))
+    count, related = found.caller_count, [*found.callers, *found.related]
+    return resolved(lens, session.root, uri, count, related)
+
+
+def register(server: CodeEvidenceServer) -> None:
+    server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=True))(
+        on_code_lens
+    )
+    server.feature(types.CODE_LENS_RESOLVE)(on_code_lens_resolve)

@@ -1,0 +1,76 @@
+"""``codeEvidence/find`` and ``codeEvidence/explain``, and the ``codeEvidence.find`` command.
+
+A question asked from an open document first waits briefly for the user's unsaved edits to be
+indexed, so the answer cites what is on screen; the answer itself comes from the folder's read
+thread, from the last committed index, with the index state beside it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...api import FindRequest
+from ...engine import EngineError
+from .. import protocol
+from ..protocol import invalid
+from ..server import CodeEvidenceServer
+
+FIND_WAIT_FOR_EDITS_S = 3.0  # how long a find waits for unsaved edits to be indexed
+
+
+async def answer(
+    ls: CodeEvidenceServer, raw: object, where: str, explained: bool = False
+) -> dict[str, Any]:
+    try:
+        p = protocol.parse_find_params(raw, where)
+    except protocol.ParamsError as exc:
+        raise invalid(str(exc)) from exc
+    rel = None
+    if p.uri is not None:
+        session, rel = ls.folders.session_for_uri(p.uri, where)
+        if not session.exists(rel):
+            raise invalid(f"{where}: unknown document {p.uri}: it is not open and not on disk")
+        await ls.run(session.passes.wait_for_buffers, FIND_WAIT_FOR_EDITS_S)
+    else:
+        session = ls.folders.default_session(where)
+    req = FindRequest(
+        query=p.query,
+        open_file=rel,
+        line=None if p.line is None else p.line + 1,
+        limit=p.limit or session.default_limit or 10,
+        budget_tokens=p.budget_tokens,
+        intent=p.intent,  # type: ignore[arg-type]
+        depth=p.depth,  # type: ignore[arg-type]
+    )
+    state = session.index_state()
+    try:
+        if p.as_of is not None:
+            result = await ls.read(session, session.find_as_of, req, p.as_of)
+        else:
+            result = await ls.read(session, session.find, req)
+    except EngineError as exc:
+        raise invalid(f"{where}: {exc}") from exc
+    return protocol.find_answer(result, session.root, state, explained)
+
+
+async def find_request(ls: CodeEvidenceServer, params: Any) -> dict[str, Any]:
+    return await answer(ls, params, protocol.FIND_REQUEST)
+
+
+async def explain_request(ls: CodeEvidenceServer, params: Any) -> dict[str, Any]:
+    return await answer(ls, params, protocol.EXPLAIN_REQUEST, explained=True)
+
+
+async def cmd_find(ls: CodeEvidenceServer, *args: Any) -> dict[str, Any]:
+    if len(args) != 1:
+        raise invalid(
+            f"{protocol.CMD_FIND} takes one argument, the {protocol.FIND_REQUEST} params "
+            f"object; got {len(args)}"
+        )
+    return await answer(ls, args[0], protocol.CMD_FIND)
+
+
+def register(server: CodeEvidenceServer) -> None:
+    server.feature(protocol.FIND_REQUEST)(find_request)
+    server.feature(protocol.EXPLAIN_REQUEST)(explain_request)
+    server.command(protocol.CMD_FIND)(cmd_find)
