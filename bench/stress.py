@@ -12,6 +12,9 @@ then checked again against the chunks the workspace should produce (data lost), 
 Corruption: each index file is truncated and overwritten with noise in turn; the reopened
 engine must rebuild and answer.
 
+Framing: random corruptions of the LSP byte stream (bench/framing.py): after each damaged
+message a clean request must still be answered (counts of deaf and dead servers).
+
 Storm: a real ``code-evidence serve`` over stdio (bench/lsp_client.py) gets ``--storm`` new
 files at once (a mass checkout); figures: index passes it took, seconds until ``find`` answers
 with the last file, and whether every ``find`` sent meanwhile answered. Soak: ``--soak`` rounds
@@ -25,6 +28,7 @@ the test suite, so it needs the dev extras and is skipped, saying so, without th
   PYTHONPATH=server python bench/stress.py --runs 6 --files 100
   PYTHONPATH=server python bench/stress.py --only storm,soak     # ~2 minutes
   PYTHONPATH=server python bench/stress.py --only fuzz --fuzz 1000
+  PYTHONPATH=server python bench/stress.py --only framing --framing 300
 """
 
 from __future__ import annotations
@@ -59,6 +63,7 @@ from crash import (
     run_indexer,
     timed_full_run,
 )
+from framing import framing_run
 
 # The fuzz phase runs tests/test_lsp_fuzz.py under pytest: the dev extras, not a bench need.
 FUZZ_NEEDS = ("pytest", "pytest_lsp", "hypothesis")
@@ -372,7 +377,7 @@ def _table(figures: dict[str, object]) -> None:
             print(f"| {k} | {v} |")
 
 
-PHASES = ("kill", "corrupt", "storm", "soak", "fuzz")
+PHASES = ("kill", "corrupt", "framing", "storm", "soak", "fuzz")
 
 
 def fuzz_run(examples: int) -> dict[str, object]:
@@ -422,6 +427,7 @@ def main() -> int:
     ap.add_argument("--soak", type=int, default=2000, help="soak iterations")
     ap.add_argument("--rss-every", type=int, default=100, help="soak iterations per RSS sample")
     ap.add_argument("--fuzz", type=int, default=1000, help="fuzzed requests per request kind")
+    ap.add_argument("--framing", type=int, default=300, help="damaged LSP messages")
     ap.add_argument(
         "--only",
         default=",".join(PHASES),
@@ -438,6 +444,7 @@ def main() -> int:
     storm: dict[str, object] = {}
     soak: dict[str, object] = {}
     fuzz: dict[str, object] = {}
+    framing: dict[str, object] = {}
     with tempfile.TemporaryDirectory(prefix="ce-stress-") as tmp:
         root = Path(tmp)
         os.environ["CODE_EVIDENCE_CACHE_DIR"] = str(root / "cache")
@@ -445,6 +452,10 @@ def main() -> int:
             runs = kill_loop(root, args.runs, args.files, args.seed)
         if "corrupt" in only:
             corrupt = corrupt_loop(root, args.seed)
+        if "framing" in only:
+            print(f"framing: {args.framing} damaged messages to a served workspace", flush=True)
+            ws = _lsp_workspace(root / "framing")
+            framing = framing_run(root, ws, lsp.server_env(), args.framing, args.seed)
         if "storm" in only:
             print(f"storm: {args.storm} files into a served workspace", flush=True)
             storm = asyncio.run(_storm(root, args.storm))
@@ -476,6 +487,7 @@ def main() -> int:
         {f"storm: {k}": v for k, v in storm.items()},
         {f"soak: {k}": v for k, v in soak.items()},
         {f"fuzz: {k}": v for k, v in fuzz.items()},
+        {f"framing: {k}": v for k, v in framing.items()},
     ):
         if table:
             _table(table)
@@ -491,6 +503,7 @@ def main() -> int:
                 "storm": storm,
                 "soak": soak,
                 "fuzz": fuzz,
+                "framing": framing,
             },
             indent=1,
         )
@@ -502,6 +515,7 @@ def main() -> int:
     bad += int(figures.get("find failed", 0)) + int(figures.get("corruptions not recovered", 0))
     bad += int(storm.get("finds failed", 0)) + int(soak.get("failed", 0))  # type: ignore[call-overload]
     bad += int(fuzz.get("property failures", 0))  # type: ignore[call-overload]
+    bad += len(framing.get("deaf after") or {}) + int(framing.get("died after", "-") != "-")  # type: ignore[arg-type]
     return 1 if bad else 0
 
 

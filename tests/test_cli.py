@@ -187,3 +187,58 @@ def test_find_deep_lets_the_cross_encoder_score_more(project: Path) -> None:
     assert quick.returncode == 0, quick.stderr
     scored = [r for r in json.loads(quick.stdout)["results"] if "cross" in r["scores"]]
     assert len(scored) <= 12  # interactive: the pair cap, whatever the time left
+
+
+CART = "src/shop/cart.py"
+
+
+def test_one_bad_batch_line_does_not_abort_the_batch(project: Path, tmp_path: Path) -> None:
+    """Issue 14: a mistyped field or a line number past any file answered {id, error} for that
+    line; the lines after it were still answered."""
+    batch = tmp_path / "q.jsonl"
+    batch.write_text(
+        "\n".join(
+            json.dumps(item)
+            for item in [
+                {"id": "path-is-a-number", "query": "cart total", "open_file": 5},
+                {"id": "huge-line", "query": "cart", "open_file": CART, "line": 10**30},
+                {"id": "line-is-text", "query": "cart", "open_file": CART, "line": "9"},
+                {"id": "query-is-a-list", "query": ["cart"]},
+                {"id": "fine", "query": "discount_for"},
+            ]
+        )
+    )
+    out = run_cli(
+        "find", "--batch", str(batch), "--workspace", str(project),
+        "--index-dir", str(tmp_path / "idx"), "--quiet",
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    rows = [json.loads(line) for line in out.stdout.splitlines()]
+    assert [r["id"] for r in rows] == [
+        "path-is-a-number", "huge-line", "line-is-text", "query-is-a-list", "fine",
+    ]  # fmt: skip
+    assert all("error" in r for r in rows[:4]) and "internal error" not in out.stdout
+    assert "open_file" in rows[0]["error"] and "line" in rows[1]["error"]
+    assert rows[4]["results"][0]["symbol"] == "discount_for"
+
+
+def test_human_output_escapes_control_characters(project: Path, tmp_path: Path) -> None:
+    """Issue 14: a carriage return in a file name overwrote the rank column; an escape
+    sequence could drive the terminal. Human output shows them escaped."""
+    (project / "src/shop/evil\rname.py").write_text(
+        'def overwrite_the_rank_column():\n    return "\x1b[2J\x1b[31mred"\n'
+    )
+    out = run_cli(
+        "find", "overwrite_the_rank_column", "--workspace", str(project),
+        "--index-dir", str(tmp_path / "idx"), "--limit", "3", "--explain",
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "\r" not in out.stdout and "\x1b" not in out.stdout
+    assert "src/shop/evil\\rname.py:" in out.stdout and "\\x1b[2J" in out.stdout
+    first = next(line for line in out.stdout.splitlines() if line.startswith(" 1. "))
+    assert "evil\\rname.py" in first and "overwrite_the_rank_column" in first
+    as_json = run_cli(
+        "find", "overwrite_the_rank_column", "--workspace", str(project),
+        "--index-dir", str(tmp_path / "idx"), "--json",
+    )  # fmt: skip
+    assert json.loads(as_json.stdout)["results"][0]["path"] == "src/shop/evil\rname.py"

@@ -4,9 +4,11 @@ folder, another user owns it. Nothing it names may run, through any entry point.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -323,6 +325,61 @@ def test_as_of_leaves_secrets_and_outside_links_out_of_the_snapshot(tmp_path: Pa
     assert (snap / "src/alias.py").is_symlink()
     for gone in (".env", "keys/id_rsa", "abs-link", "src/climb"):
         assert not (snap / gone).exists() and not (snap / gone).is_symlink(), gone
+
+
+def test_eval_and_as_of_refuse_a_history_that_climbs_out_with_dot_dot(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tree entry named ``..`` (git's checkout refuses it; ``mktree`` writes it): ``eval``
+    says which commit it refused and exits 0, ``--as-of`` exits 2 naming it, and nothing is
+    written outside the private copy."""
+    repo = Repo(tmp_path / "climb")
+    repo.write("src/app.py", "def serve(port):\n    return port\n")
+    first = repo.commit("Start the application server on the given port")
+    root = repo.root
+    escape = _blob(root, "def escaped():\n    return 'outside'\n")
+    up = _tree(root, [("100644", "blob", escape, "escaped_by_dot_dot.py")])
+    app = _blob(root, "def serve(port):\n    return port + 1\n")
+    src = _tree(root, [("100644", "blob", app, "app.py"), ("040000", "tree", up, "..")])
+    top = _tree(root, [("040000", "tree", src, "src")])
+    bad = repo.git("commit-tree", top, "-p", first, "-m", "Serve on the next port instead")
+    app2 = _blob(root, "def serve(port):\n    return port + 2\n")
+    src2 = _tree(root, [("100644", "blob", app2, "app.py"), ("040000", "tree", up, "..")])
+    top2 = _tree(root, [("040000", "tree", src2, "src")])
+    last = repo.git("commit-tree", top2, "-p", bad, "-m", "Serve two ports above the request")
+    repo.git("update-ref", "refs/heads/main", last)
+    ws = ["--workspace", str(root), "--index-dir", str(tmp_path / "idx")]
+    scratch = tmp_path / "scratch"  # where the replay's private copy goes
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    monkeypatch.setenv("CODE_EVIDENCE_CACHE_DIR", str(tmp_path / "cache"))
+    assert main(["eval", "--configs", "bm25", *ws]) == 0
+    out = capsys.readouterr().out
+    assert f"refused    {bad[:12]}" in out and "'..'" in out
+    assert main(["find", "serve on a port", "--as-of", bad, *ws]) == 2
+    err = capsys.readouterr().err
+    assert bad[:12] in err and "'..'" in err
+    assert not list(tmp_path.glob("**/escaped_by_dot_dot.py"))
+
+
+def test_find_as_of_with_an_absolute_link_answers_and_copies_no_secret(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("CODE_EVIDENCE_CACHE_DIR", str(cache))
+    repo = Repo(tmp_path / "links")
+    repo.write("src/app.py", "def serve_requests():\n    return 1\n")
+    repo.write(".env", "API_KEY=hunter2envfile\n")
+    repo.write("keys/id_rsa", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjE\n")
+    os.symlink("/etc/hostname", repo.root / "abs-link")
+    sha = repo.commit("Serve the application")
+    ws = ["--workspace", str(repo.root), "--index-dir", str(tmp_path / "idx"), "--json"]
+    assert main(["find", "serve requests", "--as-of", sha, *ws]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["results"][0]["path"] == "src/app.py"
+    snapshots = cache / "as-of"
+    names = {p.name for p in snapshots.rglob("*")}
+    assert {".env", "id_rsa", "abs-link"}.isdisjoint(names) and "app.py" in names
 
 
 # ----------------------------------------------------------------------------- owner mismatch

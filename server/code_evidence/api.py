@@ -19,6 +19,7 @@ Depth = Literal["quick", "interactive", "deep"]
 MAX_QUERY_CHARS = 20_000
 MAX_LIMIT = 200
 MAX_BUDGET_TOKENS = 100_000
+MAX_LINE = 2**31 - 1  # LSP's largest line number (a uinteger)
 
 
 class EngineError(Exception):
@@ -44,6 +45,9 @@ class Chunk:
     is_test: bool = False
     is_generated: bool = False
     is_vendor: bool = False
+    # Where the file holds credentials, found over the whole file at index time, in file
+    # coordinates (``secrets.LineSpan``): what ``secrets.shown`` hides in any text of it.
+    secrets: tuple[tuple[int, int, int, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,8 +69,11 @@ class FindRequest:
 def checked(req: FindRequest) -> tuple[FindRequest, list[str]]:
     """The request within the limits, and notes on what was cut; :class:`EngineError` when a
     value is a mistake rather than something long."""
-    if not req.query or not req.query.strip():
+    if not isinstance(req.query, str) or not req.query.strip():
         raise EngineError("the query is empty: say what you are looking for")
+    if req.open_file is not None and not isinstance(req.open_file, str):
+        raise EngineError(f"open_file must be a path, got {type(req.open_file).__name__}")
+    check_line(req.line)
     if req.limit < 1:
         raise EngineError("--limit must be at least 1")
     if req.limit > MAX_LIMIT:
@@ -80,6 +87,14 @@ def checked(req: FindRequest) -> tuple[FindRequest, list[str]]:
         return req, []
     note = f"the query was {len(req.query)} characters; only the first {MAX_QUERY_CHARS} were used"
     return dataclasses.replace(req, query=req.query[:MAX_QUERY_CHARS]), [note]
+
+
+def check_line(line: object) -> None:
+    """A 1-based line number a request may name (None: no line); :class:`EngineError` else."""
+    if line is None:
+        return
+    if not isinstance(line, int) or isinstance(line, bool) or not 1 <= line <= MAX_LINE:
+        raise EngineError(f"line must be a whole number from 1 to {MAX_LINE}, got {line!r}")
 
 
 @dataclass(slots=True)

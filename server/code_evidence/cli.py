@@ -2,13 +2,16 @@
 
 Exit codes: 0 success, 2 bad input or configuration (the message says what to fix), 1 anything
 unexpected. Machine output (``--json``, ``--batch``) goes to stdout; progress and messages go to
-stderr so they never corrupt it.
+stderr so they never corrupt it. Human output shows file names and text from the repository
+with their control characters escaped (:func:`printable`): a carriage return in a file name
+must not overwrite the rank column, an escape sequence must not drive the terminal.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -21,6 +24,29 @@ from .engine import Engine, EngineError
 from .git import Git
 from .paths import default_index_dir
 from .search.explain import explain
+
+# C0 and C1 controls, and the bidirectional overrides that reorder what a terminal shows.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str, lines: bool = False) -> str:
+    """``text`` with every control character as a visible escape (``\\r``, ``\\x1b``);
+    ``lines``: a block of text whose line breaks and tabs are kept."""
+
+    def escape(m: re.Match[str]) -> str:
+        c = m.group()
+        if lines and c in "\n\t":
+            return c
+        named = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(c)
+        return named or (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
+
+    return _CONTROL.sub(escape, text)
+
+
+def say(text: str) -> None:
+    """Print human output: repository text escaped, line breaks kept."""
+    print(printable(text, lines=True))
+
 
 DEFAULT_COMMITS = 1000
 DEFAULT_MAX_CASES = 200
@@ -167,14 +193,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             Path(args.workspace), args.index_dir, trust_other_owner=args.trust_other_owner
         ) as engine:
             for note in engine.notes:
-                print(f"note: {note}", file=sys.stderr)
+                print(f"note: {printable(note)}", file=sys.stderr)
             if args.command == "index":
                 return _cmd_index(engine, args)
             if args.command == "find":
                 return _cmd_find(engine, args)
             return _cmd_status(engine, args)
     except (EngineError, ConfigError) as exc:
-        print(f"code-evidence: error: {exc}", file=sys.stderr)
+        print(f"code-evidence: error: {printable(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("code-evidence: interrupted; the index keeps what was committed", file=sys.stderr)
@@ -229,7 +255,10 @@ def _cmd_history(args: argparse.Namespace) -> int:
             text += f"\nstored in {store(index_dir, report)}"
     if args.out:
         Path(args.out).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
-    print(json.dumps(report) if args.json else text)
+    if args.json:
+        print(json.dumps(report))
+    else:
+        say(text)
     return 0
 
 
@@ -238,10 +267,15 @@ def _cmd_index(engine: Engine, args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(to_json_dict(report)))
         return 0
+    if report.read_only and not engine.locked_by_other:
+        raise EngineError(
+            f"the index in {engine.index_dir} cannot be written (see the note above); free some "
+            "space or put the index elsewhere (--index-dir, CODE_EVIDENCE_CACHE_DIR)"
+        )
     if report.read_only:
         print("another process holds the writer lock; the index was not updated", file=sys.stderr)
     skipped = ", ".join(f"{k} {v}" for k, v in sorted(report.skipped.items())) or "none"
-    print(
+    say(
         f"indexed {engine.workspace}: {report.files_seen} files ({report.files_changed} changed, "
         f"{report.files_removed} removed), {report.chunks_total} chunks "
         f"(+{report.chunks_added} -{report.chunks_removed}), embedded {report.embedded} "
@@ -273,9 +307,9 @@ def _cmd_find(engine: Engine, args: argparse.Namespace) -> int:
     if args.as_of:
         result = engine.find_as_of(req, args.as_of)
     else:
-        if not engine.read_only:
-            engine.index(progress=ProgressBar(enabled=not args.quiet and not args.json))
+        _, notes = engine.refresh(ProgressBar(enabled=not args.quiet and not args.json))
         result = engine.find(req, refresh=False)
+        result.notes.extend(notes)
     if args.json:
         data = to_json_dict(result)
         if args.explain:
@@ -285,7 +319,7 @@ def _cmd_find(engine: Engine, args: argparse.Namespace) -> int:
         print(render(result))
         if args.explain:
             print("--- explain ---")
-            print("\n".join(explain(result)))
+            print("\n".join(printable(line) for line in explain(result)))
     return 0
 
 
@@ -297,8 +331,9 @@ def _cmd_batch(engine: Engine, args: argparse.Namespace) -> int:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise EngineError(f"cannot read batch file {path}: {exc}") from exc
-    if not engine.read_only:
-        engine.index(progress=ProgressBar(enabled=not args.quiet))
+    _, notes = engine.refresh(ProgressBar(enabled=not args.quiet))
+    for note in notes:
+        print(f"note: {printable(note)}", file=sys.stderr)
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -313,8 +348,10 @@ def _cmd_batch(engine: Engine, args: argparse.Namespace) -> int:
                 raise EngineError("'query' must be a string")
             req = _request(query, args, item.get("open_file"), item.get("line"))
             out = {"id": item_id, **to_json_dict(engine.find(req, refresh=False))}
-        except (EngineError, ValueError, TypeError) as exc:
+        except (EngineError, ValueError, TypeError, RecursionError) as exc:
             out = {"id": item_id if item_id is not None else n, "error": str(exc)}
+        except Exception as exc:  # a bug on one line must not cost the others their answers
+            out = {"id": item_id if item_id is not None else n, "error": f"internal error: {exc!r}"}
         print(json.dumps(out), flush=True)
     return 0
 
@@ -329,25 +366,27 @@ def _cmd_status(engine: Engine, args: argparse.Namespace) -> int:
 
 
 def render(result: FindResult) -> str:
+    """The answer for a person; every line of it from the repository escaped (``printable``)."""
+    p = printable
     lines = []
-    where = f"{result.branch or '-'}@{(result.commit or '-')[:10]}"
-    lines.append(f"query: {result.query}   [{result.intent}]   index: {where}")
+    where = f"{p(result.branch or '-')}@{(result.commit or '-')[:10]}"
+    lines.append(f"query: {p(result.query)}   [{result.intent}]   index: {where}")
     for note in result.notes:
-        lines.append(f"note: {note}")
+        lines.append(f"note: {p(note)}")
     if not result.results:
         lines.append("no results")
     for i, r in enumerate(result.results, 1):
-        loc = f"{r.path}:{r.start}-{r.end}"
+        loc = f"{p(r.path)}:{r.start}-{r.end}"
         lines.append(
-            f"{i:>2}. {loc:<48} {r.symbol or '-':<32} {r.score:.4f}  {', '.join(r.reasons)}"
+            f"{i:>2}. {loc:<48} {p(r.symbol) or '-':<32} {r.score:.4f}  {p(', '.join(r.reasons))}"
         )
     verdict = f"confidence {result.confidence:.2f}"
     if result.insufficient:
-        verdict += f" — insufficient evidence: {result.insufficient_reason}"
+        verdict += f" — insufficient evidence: {p(result.insufficient_reason or '')}"
     lines.append(verdict)
     ctx = result.context
     lines.append(f"--- context ({ctx.tokens}/{ctx.budget} tokens, {len(ctx.dropped)} dropped) ---")
-    lines.append(ctx.text)
+    lines.append(printable(ctx.text, lines=True))
     return "\n".join(lines)
 
 
@@ -365,7 +404,7 @@ def render_status(s: Status) -> str:
         ("ranking", s.ranking),
         ("writer", "another process" if s.locked_by_other else "this process"),
     ]
-    return "\n".join(f"{k:<10} {v}" for k, v in rows)
+    return "\n".join(f"{k:<10} {printable(v)}" for k, v in rows)
 
 
 if __name__ == "__main__":

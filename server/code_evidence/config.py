@@ -1,7 +1,12 @@
 """Workspace configuration: ``.code-evidence.toml`` at the workspace root.
 
 Every key is optional; README "Configuration" documents each one. Unknown keys are an error
-(a typo silently ignored is worse than a clear message), and so are values of the wrong type.
+(a typo silently ignored is worse than a clear message), and so are values of the wrong type
+or outside the key's hard range. The file comes from the repository, so it is untrusted: the
+ranges (written next to each key, checked for the file, ``tuned.json`` and
+:meth:`Config.changed` alike) keep it from exhausting the machine (a million threads, a
+recall of 2**63 chunks) or breaking the arithmetic (``rrf_k = -1`` divides by zero), and the
+file itself is bounded in size and nesting.
 
 A configuration is immutable: a change is a new :class:`Config` (:meth:`Config.changed`) that
 the engine swaps in whole (``Engine.configure``), so a request that started under one
@@ -12,10 +17,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
+import os
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from .api import MAX_BUDGET_TOKENS, MAX_LIMIT
 
 CONFIG_FILE = ".code-evidence.toml"
 # Ranking settings `code-evidence tune` fitted on this workspace's history; kept in the index
@@ -26,20 +36,58 @@ RERANKERS = ("cross-encoder", "bi-encoder", "none")  # "none": the feature score
 _CHOICES = {"reranker": RERANKERS, "cross_encoder_for": ("descriptions", "all")}
 
 
+MAX_FILE_BYTES = 256_000  # a larger .code-evidence.toml is refused unread
+MAX_PATTERNS = 1_000  # [index] exclude: patterns, ...
+MAX_PATTERN_CHARS = 1_000  # ... of at most this many characters each
+
+
 class ConfigError(ValueError):
-    """The configuration file is unreadable or holds an unknown key or a wrongly typed value."""
+    """The configuration file is unreadable or holds an unknown key, a wrongly typed value or
+    a value outside the key's range."""
+
+
+def physical_cores() -> int:
+    """Cores this process may run on, counting SMT siblings once: onnxruntime's matrix kernels
+    gain nothing from a second thread on the same core and lose to the contention (and the
+    most threads a configuration may ask for)."""
+    try:
+        cpus = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+    cores: set[tuple[str, str]] = set()
+    for cpu in cpus:
+        topo = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology")
+        try:
+            package = (topo / "physical_package_id").read_text().strip()
+            core = (topo / "core_id").read_text().strip()
+        except OSError:
+            return max(1, len(cpus))
+        cores.add((package, core))
+    return max(1, len(cores))
+
+
+Bound = int | float | Callable[[], int]
+
+
+def _key(default: Any, low: Bound, high: Bound) -> Any:
+    """A numeric key with its hard range ``low``..``high`` (inclusive; a callable bound is
+    this machine's, such as its physical cores)."""
+    return field(default=default, metadata={"range": (low, high)})
 
 
 @dataclass(frozen=True, slots=True)
 class IndexConfig:
-    exclude: tuple[str, ...] = ()  # gitignore-style patterns, on top of git's
+    # gitignore-style patterns, on top of git's (at most MAX_PATTERNS of MAX_PATTERN_CHARS)
+    exclude: tuple[str, ...] = ()
     include_vendor: bool = False  # index vendored code (node_modules, vendor/, third_party/)
     include_generated: bool = False  # index generated/minified files
-    max_file_bytes: int = 1_000_000  # larger files are skipped
-    max_line_chars: int = 2_000  # a file with a longer line is treated as minified/generated
-    window_lines: int = 60  # line windows for files without a grammar
-    window_overlap: int = 10
-    max_chunk_lines: int = 150  # a class or function longer than this is split
+    # Larger files are skipped. At most 10 MB: a file is read, chunked and held whole.
+    max_file_bytes: int = _key(1_000_000, 1, 10_000_000)
+    # A file with a longer line is treated as minified/generated.
+    max_line_chars: int = _key(2_000, 1, 1_000_000)
+    window_lines: int = _key(60, 1, 1_000)  # line windows for files without a grammar
+    window_overlap: int = _key(10, 0, 999)  # at most window_lines - 1 of it takes effect
+    max_chunk_lines: int = _key(150, 1, 10_000)  # a class or function longer is split
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,42 +103,50 @@ class StagesConfig:
 
 @dataclass(frozen=True, slots=True)
 class RankingConfig:
-    rrf_k: int = 60
-    recall_k: int = 100  # candidates per channel
+    rrf_k: int = _key(60, 1, 10_000)  # votes are 1 / (rrf_k + rank): 0 or less breaks them
+    recall_k: int = _key(100, 1, 1_000)  # candidates per channel
     # Open-file neighbours kept, closest to the question first (0: all of them). A module
     # imported everywhere has thousands of neighbour chunks; scoring all cost hover its budget.
-    structural_k: int = 100
-    test_penalty: float = 0.5  # multiplier on test chunks unless the query is about tests
-    per_file_results: int = 3  # at most this many chunks of one file in the ranked list
-    rerank_budget_ms: int = 300  # interactive requests: rerank stops (order kept) past this
+    structural_k: int = _key(100, 0, 10_000)
+    # A multiplier on test chunks unless the query is about tests.
+    test_penalty: float = _key(0.5, 0.0, 1.0)
+    # At most this many chunks of one file in the ranked list.
+    per_file_results: int = _key(3, 1, MAX_LIMIT)
+    # Interactive requests: rerank stops (order kept) past this.
+    rerank_budget_ms: int = _key(300, 0, 60_000)
     reranker: str = "cross-encoder"  # model scorer after the feature scorer; see RERANKERS
-    rerank_pairs: int = 12  # interactive: at most this many pairs go to the model
-    rerank_pairs_deep: int = 40  # deep requests: this many, with no time limit
-    rerank_blend: float = 0.25  # weight of the model score against the first-stage score
+    rerank_pairs: int = _key(12, 0, 200)  # interactive: at most this many pairs go to the model
+    rerank_pairs_deep: int = _key(40, 0, 200)  # deep requests: this many, with no time limit
+    # Weight of the model score against the first-stage score.
+    rerank_blend: float = _key(0.25, 0.0, 10.0)
     cross_encoder_for: str = "descriptions"  # or "all": see crossencoder.reads_as_description
-    rerank_threads: int = 0  # onnxruntime threads for the cross-encoder (0: physical cores)
-    insufficient_below: float = 0.3  # confidence under this: evidence is reported as weak
+    # onnxruntime threads for the cross-encoder (0: physical cores; more never helps).
+    rerank_threads: int = _key(0, 0, physical_cores)
+    # Confidence under this: evidence is reported as weak.
+    insufficient_below: float = _key(0.3, 0.0, 1.0)
     # Votes for a file changed at HEAD, halving every 90 days of age (git history only). Off by
     # default: the dev set's workspaces carry no history, so it is unmeasured.
-    freshness_weight: float = 0.0
+    freshness_weight: float = _key(0.0, 0.0, 100.0)
     # Fusion and feature weights; `code-evidence tune` fits them per workspace. A channel
     # weight multiplies that channel's RRF votes; boosts are counted in first-place votes.
-    bm25_weight: float = 1.0
-    vector_weight: float = 1.0
+    bm25_weight: float = _key(1.0, 0.0, 100.0)
+    vector_weight: float = _key(1.0, 0.0, 100.0)
     # The structural channel lists every neighbour; it votes at half weight so that a chunk
     # found only by being next door does not outrank one both text channels agree on.
-    structural_weight: float = 0.5
-    exact_symbol_boost: float = 1.0  # the chunk defines a name the question uses
-    neighbour_boost: float = 1.0  # imports or is imported by the open file
-    same_dir_boost: float = 0.5  # in the open file's folder
-    call_boost: float = 1.0  # calls or is called by the open file (each way)
-    open_file_factor: float = 0.5  # the user already sees the open file; neighbours are news
+    structural_weight: float = _key(0.5, 0.0, 100.0)
+    # The chunk defines a name the question uses.
+    exact_symbol_boost: float = _key(1.0, 0.0, 100.0)
+    neighbour_boost: float = _key(1.0, 0.0, 100.0)  # imports or is imported by the open file
+    same_dir_boost: float = _key(0.5, 0.0, 100.0)  # in the open file's folder
+    call_boost: float = _key(1.0, 0.0, 100.0)  # calls or is called by the open file (each way)
+    # The user already sees the open file; neighbours are news.
+    open_file_factor: float = _key(0.5, 0.0, 1.0)
 
 
 @dataclass(frozen=True, slots=True)
 class ContextConfig:
-    budget_tokens: int = 2_000
-    per_file_blocks: int = 2
+    budget_tokens: int = _key(2_000, 0, MAX_BUDGET_TOKENS)
+    per_file_blocks: int = _key(2, 1, 50)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,8 +193,60 @@ def _apply(section: Any, values: dict[str, Any], where: str) -> Any:
         allowed = _CHOICES.get(key) if isinstance(section, RankingConfig) else None
         if allowed is not None and value not in allowed:
             raise ConfigError(f"{where}.{key}: {value!r} is not one of {', '.join(allowed)}")
+        _check_range(known[key], value, f"{where}.{key}")
         changes[key] = value
     return dataclasses.replace(section, **changes)
+
+
+def _bounds(f: dataclasses.Field[Any]) -> tuple[float, float] | None:
+    if "range" not in f.metadata:
+        return None
+    low, high = f.metadata["range"]
+    return (low() if callable(low) else low), (high() if callable(high) else high)
+
+
+def _check_range(f: dataclasses.Field[Any], value: Any, where: str) -> None:
+    bounds = _bounds(f)
+    if bounds is not None:
+        low, high = bounds
+        if (isinstance(value, float) and not math.isfinite(value)) or not low <= value <= high:
+            why = " (this machine's physical cores)" if f.name == "rerank_threads" else ""
+            raise ConfigError(f"{where}: {value!r} is outside {low}..{high}{why}")
+    if f.name == "exclude":
+        if len(value) > MAX_PATTERNS:
+            raise ConfigError(f"{where}: {len(value)} patterns; at most {MAX_PATTERNS}")
+        long = next((p for p in value if len(p) > MAX_PATTERN_CHARS), None)
+        if long is not None:
+            raise ConfigError(
+                f"{where}: a pattern of {len(long)} characters; at most {MAX_PATTERN_CHARS}"
+            )
+
+
+def key_limits() -> dict[str, tuple[str, str, str]]:
+    """``"[section] key"`` -> (type, range, default) as the configuration table documents
+    them (a test holds the two together)."""
+    out: dict[str, tuple[str, str, str]] = {}
+    for section in dataclasses.fields(Config):
+        defaults = getattr(Config(), section.name)
+        for f in dataclasses.fields(defaults):
+            default = getattr(defaults, f.name)
+            bounds = _bounds(f)
+            if f.name == "rerank_threads":
+                text = "0 – physical cores"
+            elif bounds is not None:
+                text = f"{bounds[0]:_} – {bounds[1]:_}".replace("_", " ")
+            elif f.name == "exclude":
+                text = f"≤ {MAX_PATTERNS} patterns of ≤ {MAX_PATTERN_CHARS} characters"
+            elif f.name in _CHOICES:
+                text = " / ".join(f'`"{c}"`' for c in _CHOICES[f.name])
+            else:
+                text = "`true` / `false`"
+            kind = {bool: "bool", int: "int", float: "float", str: "string"}.get(
+                type(default), "list of strings"
+            )
+            shown = json.dumps(list(default) if isinstance(default, tuple) else default)
+            out[f"[{section.name}] {f.name}"] = (kind, text, f"`{shown}`")
+    return out
 
 
 def read_tuned(index_dir: Path) -> dict[str, Any]:
@@ -167,9 +275,12 @@ def describe_tuned(tuned: dict[str, Any]) -> str:
     return f"tuned {str(tuned.get('created', ''))[:10]}: {settings}{gain}"
 
 
-def load_config(workspace: Path, tuned: dict[str, Any] | None = None) -> Config:
+def load_config(
+    workspace: Path, tuned: dict[str, Any] | None = None, use_file: bool = True
+) -> Config:
     """Defaults, then the ``tuned`` ranking settings, then ``.code-evidence.toml`` when the
-    workspace has one: what a person wrote down wins over what was fitted."""
+    workspace has one (and ``use_file``): what a person wrote down wins over what was
+    fitted."""
     cfg = Config()
     if tuned:
         try:
@@ -179,12 +290,18 @@ def load_config(workspace: Path, tuned: dict[str, Any] | None = None) -> Config:
         except ConfigError:
             cfg = Config()  # fitted by another version with other keys: ignore it whole
     path = workspace / CONFIG_FILE
-    if not path.is_file():
+    if not use_file or not path.is_file():
         return cfg
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        with path.open("rb") as fh:
+            raw = fh.read(MAX_FILE_BYTES + 1)
+        if len(raw) > MAX_FILE_BYTES:
+            raise ConfigError(f"{path}: larger than {MAX_FILE_BYTES} bytes")
+        data = tomllib.loads(raw.decode("utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: {exc}") from exc
+    except RecursionError as exc:  # tomllib recurses into nested arrays and inline tables
+        raise ConfigError(f"{path}: nested too deeply") from exc
     sections = {f.name for f in dataclasses.fields(cfg)}
     for name, values in data.items():
         if name not in sections:

@@ -11,6 +11,8 @@ and an immutable configuration swapped in whole.
 from __future__ import annotations
 
 import dataclasses
+import errno
+import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -29,24 +31,47 @@ from .api import (
     Related,
     StageTiming,
     Status,
+    check_line,
     checked,
 )
-from .config import Config, describe_tuned, load_config, read_tuned
+from .config import CONFIG_FILE, Config, ConfigError, describe_tuned, load_config, read_tuned
 from .git import Git
 from .index import snapshot
-from .index.indexer import Indexer, PassInput, Progress, plan
+from .index.indexer import Indexer, PassInput, Progress, chunking_key, plan
 from .index.parts import IndexParts, PartsUnavailable
 from .index.scan import scan_workspace
 from .index.store import Store
 from .models import crossencoder
 from .models.embed_cache import EmbeddingCache
 from .models.embedder import Embedder
-from .paths import cache_root, default_index_dir, resolve_workspace_path
+from .paths import (
+    cache_root,
+    default_index_dir,
+    private_cache_root,
+    private_index_dir,
+    resolve_workspace_path,
+)
 from .requestlog import RequestLog
 from .search import pipeline
 from .search.answers import AnswerCache, answer_key
 from .search.lookups import Lookups
 from .search.pipeline import SearchIndex
+
+
+class IndexWriteError(EngineError):
+    """The index folder cannot take writes (a full disk, a read-only file system): the
+    index keeps what it last committed, and answers can still come from it."""
+
+
+# What a failed write says when the file system, not the code, is the problem.
+_NO_WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG, errno.EACCES}
+_NO_WRITE_WORDS = ("disk is full", "readonly database", "no space left", "read-only file system")
+
+
+def _cannot_write(exc: BaseException) -> bool:
+    if isinstance(exc, OSError) and exc.errno in _NO_WRITE_ERRNOS:
+        return True
+    return any(w in str(exc).lower() for w in _NO_WRITE_WORDS)
 
 
 @lru_cache(maxsize=1)
@@ -64,10 +89,14 @@ class Engine:
         embedder: Embedder | None = None,
         trust_other_owner: bool = False,
         use_git: bool = True,
+        bad_config: str = "raise",
     ) -> None:
         """``trust_other_owner``: the user's opt-in to run git in a repository another user
         owns (never read from the repository). ``use_git=False``: a folder this project wrote
-        (a snapshot, a replay), indexed as a plain folder."""
+        (a snapshot, a replay), indexed as a plain folder. ``bad_config="defaults"``: a
+        ``.code-evidence.toml`` that does not hold is ignored whole (``config_error`` says
+        why) instead of raising :class:`ConfigError` (a long-running host must keep
+        serving)."""
         ws = Path(workspace).expanduser()
         if not ws.exists():
             raise EngineError(f"workspace not found: {ws}")
@@ -81,19 +110,20 @@ class Engine:
             else default_index_dir(self.workspace)
         )
         self.tuned = read_tuned(self.index_dir) if config is None else {}
-        self.config = (
-            config if config is not None else load_config(self.workspace, self.tuned.get("ranking"))
-        )
-        try:
-            self.index_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise EngineError(f"cannot create index folder {self.index_dir}: {exc}") from exc
-        self._lock = FileLock(str(self.index_dir / "writer.lock"))
-        try:
-            self._lock.acquire(timeout=0)
-            self.read_only = False
-        except Timeout:
-            self.read_only = True
+        self.config_error: str | None = None
+        if config is None:
+            try:
+                config = load_config(self.workspace, self.tuned.get("ranking"))
+            except ConfigError as exc:
+                if bad_config != "defaults":
+                    raise
+                self.config_error = f"{CONFIG_FILE} ignored, defaults used: {exc}"
+                config = load_config(self.workspace, self.tuned.get("ranking"), use_file=False)
+        self.config = config
+        self.notes: list[str] = [self.git.refusal] if self.git.refusal else []
+        if self.config_error:
+            self.notes.append(self.config_error)
+        self.read_only = self._open_folder()
         self._embedder = embedder
         self._cache: EmbeddingCache | None = None
         # One index pass at a time; requests do not take this lock: they read the last
@@ -105,7 +135,6 @@ class Engine:
         self._answers = AnswerCache()
         self._scores = crossencoder.ScoreCache()  # cross-encoder logits per (question, chunk)
         self.requests = RequestLog(self.index_dir / "requests.jsonl")
-        self.notes: list[str] = [self.git.refusal] if self.git.refusal else []
         try:
             self.parts = IndexParts(
                 self.index_dir, self.read_only, lambda: self.cache, lambda: self.embedder.model_id
@@ -113,8 +142,35 @@ class Engine:
         except PartsUnavailable as exc:
             raise EngineError(str(exc)) from exc
         self.notes.extend(self.parts.notes)
+        self.read_only = self.read_only or self.parts.read_only
         self._indexer = Indexer(self.workspace, self.git, self.parts)
         self._lookups = Lookups(lambda: self.parts.reader, self._exists)
+
+    def _open_folder(self) -> bool:
+        """Create (or repair) the index folder as private to the user and take its writer
+        lock; True when the index can only be read (another process writes it, or the file
+        system takes no writes)."""
+        try:
+            if self.index_dir.is_relative_to(cache_root()):
+                private_cache_root()
+            private_index_dir(self.index_dir)  # (and repairs what an older version wrote)
+        except OSError as exc:
+            raise EngineError(f"cannot create index folder {self.index_dir}: {exc}") from exc
+        self._lock = FileLock(str(self.index_dir / "writer.lock"), mode=0o600)
+        self.locked_by_other = False
+        try:
+            self._lock.acquire(timeout=0)
+        except Timeout:
+            self.locked_by_other = True
+            return True
+        except OSError as exc:
+            self.notes.append(
+                f"the index folder {self.index_dir} takes no writes ({exc.strerror or exc}): "
+                "answering from the index as it is, without refreshing it"
+            )
+            return True
+        private_index_dir(self.index_dir)  # the lock file, created with the umask's mode
+        return False
 
     # -- resources -------------------------------------------------------------------------
     @property
@@ -139,7 +195,7 @@ class Engine:
             if self._cache is not None:
                 self._cache.close()
             self.parts.close()
-            if not self.read_only:
+            if self._lock.is_locked:
                 self._lock.release()
 
     def __enter__(self) -> Engine:
@@ -210,12 +266,29 @@ class Engine:
                 return self._indexer.run(
                     job, lambda: self.embedder, lambda: self.cache, progress, cancel
                 )
+            except (OSError, sqlite3.OperationalError, ValueError, RuntimeError) as exc:
+                if not _cannot_write(exc):
+                    raise
+                raise IndexWriteError(
+                    f"cannot write the index in {self.index_dir} ({exc}); free some space or "
+                    "put the index elsewhere (--index-dir, CODE_EVIDENCE_CACHE_DIR)"
+                ) from exc
             finally:
                 self._indexing = False
 
+    def refresh(self, progress: Progress | None = None) -> tuple[IndexReport | None, list[str]]:
+        """An index pass before answering, when this process may write; a note instead of an
+        error when the file system takes no writes (the committed index still answers)."""
+        if self.read_only:
+            return None, []
+        try:
+            return self.index(progress), []
+        except IndexWriteError as exc:
+            return None, [f"{exc}; answering from the index as it was last committed"]
+
     def status(self) -> Status:
         scan = scan_workspace(self.workspace, self.config.index, self.git)
-        work = plan(self.reader, scan.files)
+        work = plan(self.reader, scan.files, chunking_key(self.config.index))
         files, chunks = self.reader.counts()
         size = sum(p.stat().st_size for p in self.index_dir.rglob("*") if p.is_file())
         return Status(
@@ -232,7 +305,7 @@ class Engine:
             pending=len(work.to_read) + len(work.removed),
             index_bytes=size,
             model=self.reader.get_meta("model"),
-            locked_by_other=self.read_only,
+            locked_by_other=self.locked_by_other,
             state=self.state,
             ranking=describe_tuned(self.tuned),
         )
@@ -261,6 +334,7 @@ class Engine:
     def related(self, path: str, line: int, name: str | None = None) -> Related:
         """What hover and code lenses show at ``path:line`` (1-based): see
         :meth:`search.lookups.Lookups.related`."""
+        check_line(line)
         rel = self._relative(path)
         return self._lookups.related(rel, line, name, lambda req: self.find(req, refresh=False))
 
@@ -274,10 +348,10 @@ class Engine:
             notes.append("an index pass is running: answering from what is committed")
         if refresh and not self.read_only:
             t0 = time.perf_counter()
-            report = self.index()
-            timings["refresh"] = StageTiming(
-                report.files_changed + report.files_removed, (time.perf_counter() - t0) * 1000
-            )
+            report, more = self.refresh()
+            notes.extend(more)
+            changed = report.files_changed + report.files_removed if report else 0
+            timings["refresh"] = StageTiming(changed, (time.perf_counter() - t0) * 1000)
         cfg = self.config
         t0 = time.perf_counter()
         key = answer_key(self.reader, len(self.parts.vectors), req, open_file, cfg)

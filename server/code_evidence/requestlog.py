@@ -2,7 +2,7 @@
 
 Queries are pasted tracebacks, config snippets and error output, which carry tokens and keys.
 So the log stores a hash of the query (to correlate repeats) and a redacted copy, never the raw
-text, and keeps only the newest entries.
+text, and keeps only the newest entries. The file is 0600, like everything in the index folder.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .api import FindResult
+from .paths import open_private
 from .secrets import redact
 
 
@@ -56,7 +57,7 @@ class RequestLog:
             try:
                 if self._count is None:
                     self._count = len(self.entries()) if self.path.exists() else 0
-                with open(self.path, "a", encoding="utf-8") as f:
+                with open(open_private(self.path, "a"), "a", encoding="utf-8") as f:
                     f.write(line_text)
                 self._count += 1
                 if self._count > 2 * self.keep:
@@ -70,7 +71,7 @@ class RequestLog:
         with open(self.path, encoding="utf-8") as f:
             lines = f.readlines()[-self.keep :]
         tmp = self.path.with_suffix(".tmp")
-        with open(tmp, "w", encoding="utf-8") as f:
+        with open(open_private(tmp, "w"), "w", encoding="utf-8") as f:
             f.writelines(lines)
         os.replace(tmp, self.path)
         self._count = len(lines)

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..api import EngineError
 from ..config import TUNED_FILE, Config, RankingConfig
+from ..paths import open_private, private_dir
 from .backtest import MinedCases, Progress, backtest
 from .evaluate import COMMIT_POOLED, CaseRun, Variant, group_metrics
 
@@ -210,7 +211,9 @@ def store(index_dir: Path, report: dict[str, Any]) -> Path:
     """Write the tune result where the engine reads it (atomically: a reader never sees half)."""
     path = index_dir / TUNED_FILE
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    private_dir(index_dir)
+    with open(open_private(tmp, "w"), "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(report, indent=1) + "\n")
     tmp.replace(path)
     return path
 

@@ -10,7 +10,9 @@ BM25 documents stay; only chunk texts no cache has seen are embedded, in priorit
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import json
 import threading
 import time
 from collections.abc import Callable
@@ -21,15 +23,16 @@ from pathlib import Path
 import numpy as np
 
 from ..api import Chunk, IndexReport
-from ..config import Config
+from ..config import Config, IndexConfig
 from ..filekinds import is_bulk_path, is_doc_path
 from ..git import Git
 from ..models.embed_cache import EmbeddingCache, embed_with_cache, embedding_key, embedding_text
 from ..models.embedder import Embedder
+from ..secrets import DETECTOR_VERSION, config_like, file_line_spans, spans_in, text_line_spans
 from . import freshness
 from .chunk import chunk_file, detect_language
 from .imports import ImportResolver
-from .load import LoadedText, SkipFile, load_text, normalise_newlines
+from .load import LoadedText, SkipFile, checked_text, load_text
 from .parts import IndexParts, lexdoc
 from .scan import FileEntry, scan_workspace
 from .store import FileRow, Store, StoredChunk
@@ -62,6 +65,21 @@ def embed_priority(chunk: Chunk) -> int:
     return PRIORITY_SOURCE
 
 
+def chunking_key(cfg: IndexConfig) -> str:
+    """What decides how a file is read and cut (and which of its parts are secret): a pass
+    under another key re-reads and re-chunks every file, and re-decides every skip."""
+    decided = {
+        "include_generated": cfg.include_generated,
+        "max_file_bytes": cfg.max_file_bytes,
+        "max_line_chars": cfg.max_line_chars,
+        "window_lines": cfg.window_lines,
+        "window_overlap": cfg.window_overlap,
+        "max_chunk_lines": cfg.max_chunk_lines,
+        "secrets": DETECTOR_VERSION,
+    }
+    return json.dumps(decided, sort_keys=True)
+
+
 @dataclass(frozen=True, slots=True)
 class Plan:
     """What an index pass must do, from comparing the scan with the store."""
@@ -69,18 +87,44 @@ class Plan:
     to_read: list[FileEntry]
     removed: list[str]
     known: dict[str, FileRow]  # the indexed files, as read for the comparison
+    rechunk: bool = False  # the chunking key changed: every file is read and cut again
 
 
-def plan(reader: Store, entries: list[FileEntry]) -> Plan:
-    """Compare the scan with what is indexed (or was read and skipped) by size and mtime.
-    Reads the committed state, so status can call it while a pass runs."""
+def plan(reader: Store, entries: list[FileEntry], key: str) -> Plan:
+    """Compare the scan with what is indexed by size and mtime, and with what was read and
+    skipped by size, mtime and mode; everything, when ``key`` (:func:`chunking_key`) is not
+    the one the index was built under. Reads the committed state, so status can call it
+    while a pass runs."""
     known = reader.files()
-    stats = {p: (row.size, row.mtime_ns) for p, row in known.items()}
     skipped = reader.skipped_stats()
-    to_read = [e for e in entries if stats.get(e.path, skipped.get(e.path)) != (e.size, e.mtime_ns)]
     present = {e.path for e in entries}
     removed = [p for p in [*known, *skipped] if p not in present]
+    if reader.get_meta("chunking") != key:
+        return Plan(list(entries), removed, known, rechunk=bool(known or skipped))
+    stats = {p: (row.size, row.mtime_ns) for p, row in known.items()}
+    to_read = [
+        e
+        for e in entries
+        if (stats[e.path] != (e.size, e.mtime_ns) if e.path in stats else True)
+        and skipped.get(e.path) != (e.size, e.mtime_ns, e.mode)
+    ]
     return Plan(to_read, removed, known)
+
+
+def with_secrets(path: str, text: str, chunks: list[Chunk]) -> list[Chunk]:
+    """The chunks with the secret spans of the whole file (see ``secrets.file_line_spans``):
+    found once over the file, so a chunk holding only the middle of a key hides it too."""
+    lines = text.splitlines()
+    config = config_like(path)
+    spans = file_line_spans(lines, config)
+    out = []
+    for ch in chunks:
+        if "\n".join(lines[ch.start - 1 : ch.end]) == ch.text:
+            found = spans_in(spans, ch.start, ch.end)
+        else:  # not a slice of the file's lines: scan the chunk on its own
+            found = text_line_spans(ch.text, ch.start, config)
+        out.append(dataclasses.replace(ch, secrets=found) if found else ch)
+    return out
 
 
 def overlay_stamp(text: str) -> tuple[int, int]:
@@ -143,7 +187,8 @@ class Indexer:
             FileEntry(e.path, *overlay_stamp(overlays[e.path])) if e.path in overlays else e
             for e in scan.files
         ]
-        work = plan(parts.reader, entries)
+        key = chunking_key(cfg.index)
+        work = plan(parts.reader, entries, key)
         skipped = dict(scan.skipped)
         known = work.known  # under the index lock the committed state is the store's state
         updates: list[tuple[FileEntry, FileRow, list[Chunk], bool]] = []
@@ -157,7 +202,8 @@ class Indexer:
                 raise IndexCancelled("indexing cancelled before anything was written")
             try:
                 if entry.path in overlays:
-                    loaded = LoadedText(normalise_newlines(overlays[entry.path]), False)
+                    text = checked_text(overlays[entry.path], entry.path, cfg.index)
+                    loaded = LoadedText(text, False)
                 else:
                     loaded = load_text(self.workspace, entry.path, cfg.index)
             except SkipFile as skip:
@@ -168,10 +214,11 @@ class Indexer:
                 continue
             content_hash = hashlib.sha256(loaded.text.encode("utf-8", "replace")).hexdigest()
             old = known.get(entry.path)
-            if old is not None and old.content_hash == content_hash:
+            if old is not None and old.content_hash == content_hash and not work.rechunk:
                 touches.append(entry)
                 continue
             chunks = chunk_file(entry.path, loaded.text, cfg.index)
+            chunks = with_secrets(entry.path, loaded.text, chunks)
             language = detect_language(entry.path)
             imports = chunks[0].imports if chunks else ()
             row = FileRow(entry.path, entry.size, entry.mtime_ns, content_hash, language, imports)
@@ -188,19 +235,19 @@ class Indexer:
                 [*removed, *(e.path for e in touches), *(u[0].path for u in updates)]
             )
             for entry, reason in skips:
-                store.set_skipped(entry.path, entry.size, entry.mtime_ns, reason)
+                store.set_skipped(entry.path, entry.size, entry.mtime_ns, entry.mode, reason)
             for entry in touches:
                 store.touch_file(entry.path, entry.size, entry.mtime_ns)
             for path in removed:
                 removed_ids.extend(store.remove_file(path))
             for _entry, row, chunks, enc_err in updates:
                 existing = {sc.chunk.hash: sc for sc in store.chunks_of(row.path)}
-                keep: list[tuple[int, int, int]] = []
+                keep: list[tuple[int, Chunk]] = []
                 new = []
                 for ch in chunks:
                     old_sc = existing.pop(ch.hash, None)
                     if old_sc is not None:  # same text; lines above it may have come or gone
-                        keep.append((old_sc.id, ch.start, ch.end))
+                        keep.append((old_sc.id, ch))
                     else:
                         new.append((ch, embedding_key(ch, model_id) if model_id else None))
                 gone, ids = store.replace_file(row, keep, new, enc_err, scan.git.commit, stamp)
@@ -217,6 +264,7 @@ class Indexer:
                     "dirty": None if scan.git.dirty is None else str(int(scan.git.dirty)),
                     "indexed_at": stamp,
                     "model": model_id,
+                    "chunking": key,
                 }
             )
         if removed_ids or added:

@@ -9,6 +9,7 @@ stronger evidence than one that merely mentions it) and its path.
 from __future__ import annotations
 
 import shutil
+import tempfile
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import tantivy
 
+from ..paths import private_dir, restrict_tree
 from .locks import locked
 from .terms import code_terms, path_terms
 
@@ -57,9 +59,13 @@ class LexicalIndex:
         self.rebuilt = False
         self._lock = threading.RLock()
         self._writer: tantivy.IndexWriter | None = None
+        self._copy: Path | None = None
         try:
             self._open()
         except (ValueError, OSError) as exc:
+            if read_only and "read-only file system" in str(exc).lower():
+                self._open_copy()  # Tantivy takes a lock file even to read
+                return
             if read_only:
                 raise
             # A corrupt or half-written index: start over; the engine re-adds from the store.
@@ -69,7 +75,10 @@ class LexicalIndex:
             self.rebuild_reason = str(exc)
 
     def _open(self) -> None:
-        self.path.mkdir(parents=True, exist_ok=True)
+        if self.read_only:
+            self.path.mkdir(parents=True, exist_ok=True)
+        else:
+            private_dir(self.path)
         schema = _schema()
         if not self.read_only and not (self.path / "meta.json").exists():
             self.rebuilt = True  # a fresh index: the caller must (re)fill it
@@ -77,6 +86,19 @@ class LexicalIndex:
         # Custom analyzers are not persisted by tantivy: register on every open.
         self.index.register_tokenizer(ANALYZER, _analyzer())
         self.index.reload()
+
+    def _open_copy(self) -> None:
+        """Read a private temporary copy: the index folder is on a read-only file system."""
+        self._copy = Path(tempfile.mkdtemp(prefix="code-evidence-lexical-"))
+        copy = self._copy / "lexical"
+        shutil.copytree(self.path, copy, ignore=shutil.ignore_patterns(".tantivy-*.lock"))
+        self.path = copy
+        self._open()
+
+    def close(self) -> None:
+        if self._copy is not None:
+            shutil.rmtree(self._copy, ignore_errors=True)
+            self._copy = None
 
     def _w(self) -> tantivy.IndexWriter:
         if self.read_only:
@@ -117,6 +139,7 @@ class LexicalIndex:
             self._writer.commit()
             self._writer.wait_merging_threads()
             self._writer = None
+            restrict_tree(self.path)  # Tantivy writes its files with the umask's modes
         self.index.reload()
 
     @locked

@@ -113,8 +113,19 @@ def load_text(root: Path, path: str, cfg: IndexConfig) -> LoadedText:
     if len(data) > cfg.max_file_bytes:
         raise SkipFile("too-large", f"{path}: grew past {cfg.max_file_bytes} bytes")
     text, errors = _decode(data)
+    return LoadedText(checked_text(text, path, cfg, size=len(data)), errors)
+
+
+def checked_text(text: str, path: str, cfg: IndexConfig, size: int | None = None) -> str:
+    """``text`` with newlines normalised, or :class:`SkipFile` when a file of it would not be
+    indexed: the limits that hold for a file on disk hold for an editor's buffer of it too
+    (``size``: its size in bytes, when known)."""
+    if size is None:
+        size = len(text.encode("utf-8", "surrogatepass"))
+    if size > cfg.max_file_bytes:
+        raise SkipFile("too-large", f"{path}: {size} bytes")
     if "\r" in text:
         text = normalise_newlines(text)
     if not cfg.include_generated and _looks_minified(text, cfg):
         raise SkipFile("minified", path)
-    return LoadedText(text, errors)
+    return text

@@ -27,7 +27,7 @@ import tantivy
 
 from ..models.embed_cache import EmbeddingCache, embedding_key
 from .lexical import LexDoc, LexicalIndex
-from .store import Store, StoreCorrupt, StoredChunk
+from .store import Store, StoreCorrupt, StoredChunk, StoreOutdated, StoreUnwritable
 from .vectors import VectorIndex
 
 DIM = 384
@@ -71,12 +71,27 @@ class IndexParts:
             )
         try:
             self.store = Store(db_path, read_only=read_only)
+        except StoreUnwritable as exc:
+            # A full or read-only disk: the index is intact and answers as it is; deleting it
+            # as if it were corrupt would lose it for nothing.
+            self.read_only = read_only = True
+            self.notes.append(
+                f"the index folder {index_dir} takes no writes ({exc.__cause__ or exc}): "
+                "answering from the index as it is, without refreshing it"
+            )
+            try:
+                self.store = Store(db_path, read_only=True)
+            except StoreCorrupt as inner:
+                raise PartsUnavailable(f"the index is unreadable ({inner})") from inner
         except StoreCorrupt as exc:
             if read_only:
                 raise PartsUnavailable(
                     f"the index is unreadable ({exc}); the writer will rebuild it"
                 ) from exc
-            self.notes.append(f"index store was unusable ({exc}); rebuilt from scratch")
+            if isinstance(exc, StoreOutdated):
+                self.notes.append(f"the index was rebuilt from scratch: {exc}")
+            else:
+                self.notes.append(f"index store was unusable ({exc}); rebuilt from scratch")
             for suffix in ("", "-wal", "-shm"):
                 Path(f"{db_path}{suffix}").unlink(missing_ok=True)
             shutil.rmtree(index_dir / "lexical", ignore_errors=True)
@@ -86,9 +101,10 @@ class IndexParts:
         self.vectors = VectorIndex(index_dir / "vectors.usearch", dim=DIM)
         self.reader = self.store if read_only else Store(db_path, read_only=True)
         if read_only:
-            self.notes.append(
-                "another process holds the writer lock: answering from the index as it is"
-            )
+            if not self.notes:  # (else the note says why it is read-only)
+                self.notes.append(
+                    "another process holds the writer lock: answering from the index as it is"
+                )
             return
         self._repair_on_open()
 
@@ -176,6 +192,7 @@ class IndexParts:
         if self.reader is not self.store:
             self.reader.close()
         self.store.close()
+        self.lexical.close()
 
 
 # --------------------------------------------------------------------------- agreement

@@ -59,6 +59,7 @@ class FileEntry:
     path: str  # workspace-relative, POSIX separators
     size: int
     mtime_ns: int
+    mode: int = 0  # st_mode: a skip for "unreadable" is undone by a chmod, which changes only this
 
 
 @dataclass(slots=True)
@@ -219,7 +220,7 @@ class _Collector:
         if st.st_size > self.cfg.max_file_bytes:
             self.skip(path, "too-large")
             return
-        self.files[path] = FileEntry(path, st.st_size, st.st_mtime_ns)
+        self.files[path] = FileEntry(path, st.st_size, st.st_mtime_ns, st.st_mode)
 
     def result(self, git: GitState) -> ScanResult:
         files = sorted(self.files.values(), key=lambda f: f.path)

@@ -22,6 +22,7 @@ import tempfile
 from pathlib import Path
 
 from ..git import Git, GitError
+from ..paths import private_dir
 from ..secrets import is_secret_path
 
 
@@ -88,7 +89,9 @@ def snapshot(git: Git, ref: str, cache_root: Path) -> tuple[str, Path]:
     tree = base / "tree"
     if tree.is_dir():
         return sha, tree
-    base.mkdir(parents=True, exist_ok=True)
+    private_dir(cache_root, repair=False)  # (the engine repairs the root when it is ours)
+    private_dir(cache_root / "as-of")
+    private_dir(base)
     try:
         unpack(git, sha, tree)
     except GitError as exc:
@@ -138,14 +141,14 @@ def write_file(root: Path, path: str, data: bytes, executable: bool = False) -> 
         parent = parent / part
         if parent.is_symlink() or (parent.exists() and not parent.is_dir()):
             parent.unlink()  # a file (or link) became a folder between two commits
-        parent.mkdir(exist_ok=True)
+        parent.mkdir(mode=0o700, exist_ok=True)
     target = parent / parts[-1]
     if target.is_symlink() or target.is_file():
         target.unlink()
     elif target.is_dir():
         shutil.rmtree(target)  # a folder became a file
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(target, flags, 0o755 if executable else 0o644)
+    fd = os.open(target, flags, 0o700 if executable else 0o600)
     with os.fdopen(fd, "wb") as fh:
         fh.write(data)
 
@@ -159,7 +162,7 @@ def _link_inside(root: Path, path: str, target: str) -> None:
     if landed == ".." or landed.startswith("../") or is_secret_path(landed):
         return
     link = root / path
-    link.parent.mkdir(parents=True, exist_ok=True)
+    link.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     if not link.exists() and not link.is_symlink():
         os.symlink(target, link)
 

@@ -16,8 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..api import Chunk
+from ..paths import create_private_file
 
-SCHEMA_VERSION = "6"
+# An index built under another schema is rebuilt on open (with a note), never an error.
+SCHEMA_VERSION = "7"
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -46,6 +48,7 @@ CREATE TABLE IF NOT EXISTS chunks (
     is_generated INTEGER NOT NULL DEFAULT 0,
     is_vendor INTEGER NOT NULL DEFAULT 0,
     emb_key TEXT,
+    secrets TEXT NOT NULL DEFAULT '[]',
     commit_sha TEXT,
     indexed_at TEXT
 );
@@ -58,6 +61,7 @@ CREATE TABLE IF NOT EXISTS skipped_files (
     path TEXT PRIMARY KEY,
     size INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL,
+    mode INTEGER NOT NULL DEFAULT 0,
     reason TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS file_history (
@@ -73,6 +77,19 @@ CREATE INDEX IF NOT EXISTS import_dst ON import_edges(dst);
 
 class StoreCorrupt(RuntimeError):
     """The database file is not a usable index; the caller deletes and rebuilds it."""
+
+
+class StoreUnwritable(RuntimeError):
+    """The file system under the store takes no writes (full, read-only): the store is intact
+    and can still be read, so it must not be deleted as if it were corrupt."""
+
+
+# What SQLite says when the file system, not the file, is the problem.
+_NO_WRITE = ("disk i/o error", "disk is full", "unable to open database", "readonly database")
+
+
+class StoreOutdated(StoreCorrupt):
+    """An index built under another schema (another version of Code Evidence): rebuilt."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +122,7 @@ def symbol_name(symbol: str) -> str:
 
 _CHUNK_COLS = (
     "id, path, start, end, symbol, kind, language, text, hash, calls, "
-    "is_test, is_generated, is_vendor, emb_key"
+    "is_test, is_generated, is_vendor, emb_key, secrets"
 )
 
 
@@ -117,7 +134,7 @@ def _row_to_file(r: tuple) -> FileRow:
 
 
 def _row_to_chunk(row: sqlite3.Row | tuple) -> StoredChunk:
-    (cid, path, start, end, symbol, kind, language, text, hsh, calls, t, g, v, emb) = row
+    (cid, path, start, end, symbol, kind, language, text, hsh, calls, t, g, v, emb, sec) = row
     return StoredChunk(
         id=cid,
         chunk=Chunk(
@@ -133,8 +150,26 @@ def _row_to_chunk(row: sqlite3.Row | tuple) -> StoredChunk:
             is_test=bool(t),
             is_generated=bool(g),
             is_vendor=bool(v),
+            secrets=tuple(tuple(s) for s in json.loads(sec)) if sec != "[]" else (),  # type: ignore[misc]
         ),
         emb_key=emb,
+    )
+
+
+def _read_only(path: Path) -> sqlite3.Connection:
+    """A reading connection. A WAL database needs its -shm file even to be read; where the
+    file system cannot create it (full, read-only), the file is opened as immutable: nothing
+    can write it there either."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30, check_same_thread=False)
+    try:
+        db.execute("SELECT count(*) FROM meta").fetchone()
+        return db
+    except sqlite3.OperationalError as exc:
+        db.close()
+        if not any(w in str(exc).lower() for w in _NO_WRITE):
+            raise
+    return sqlite3.connect(
+        f"file:{path}?mode=ro&immutable=1", uri=True, timeout=30, check_same_thread=False
     )
 
 
@@ -144,20 +179,28 @@ class Store:
         self.read_only = read_only
         try:
             if read_only:
-                uri = f"file:{path}?mode=ro"
-                self.db = sqlite3.connect(uri, uri=True, timeout=30, check_same_thread=False)
+                self.db = _read_only(path)
             else:
-                self.db = sqlite3.connect(path, timeout=30, check_same_thread=False)
-                self.db.execute("PRAGMA journal_mode=WAL")
-                self.db.execute("PRAGMA synchronous=NORMAL")
-                self.db.executescript(_DDL)
-                version = self.get_meta("schema_version")
-                if version is None:
-                    self.set_meta_now({"schema_version": SCHEMA_VERSION})
-                elif version != SCHEMA_VERSION:
-                    raise StoreCorrupt(
-                        f"index schema {version}, this version needs {SCHEMA_VERSION}"
-                    )
+                try:
+                    # Created 0600 before SQLite opens it: its -wal and -shm take its mode.
+                    create_private_file(path)
+                    self.db = sqlite3.connect(path, timeout=30, check_same_thread=False)
+                    self.db.execute("PRAGMA journal_mode=WAL")
+                    self.db.execute("PRAGMA synchronous=NORMAL")
+                    self.db.executescript(_DDL)
+                except (OSError, sqlite3.OperationalError) as exc:
+                    if isinstance(exc, OSError) or any(w in str(exc).lower() for w in _NO_WRITE):
+                        raise StoreUnwritable(f"{path}: {exc}") from exc
+                    raise
+            version = self.get_meta("schema_version")
+            if version is None and not read_only:
+                self.set_meta_now({"schema_version": SCHEMA_VERSION})
+            elif version is not None and version != SCHEMA_VERSION:
+                self.db.close()
+                raise StoreOutdated(
+                    f"it was built by another version of Code Evidence (index schema "
+                    f"{version}, this version uses {SCHEMA_VERSION})"
+                )
             self.db.execute("SELECT count(*) FROM chunks").fetchone()
         except sqlite3.DatabaseError as exc:
             raise StoreCorrupt(f"{path}: {exc}") from exc
@@ -198,18 +241,19 @@ class Store:
         rows = self.db.execute(f"SELECT {_FILE_COLS} FROM files").fetchall()
         return {r[0]: _row_to_file(r) for r in rows}
 
-    def skipped_stats(self) -> dict[str, tuple[int, int]]:
-        """Files read once and skipped (binary, minified, ...), with the stat they had: an
-        unchanged one is not read again, and does not count as pending."""
-        rows = self.db.execute("SELECT path, size, mtime_ns FROM skipped_files")
-        return {p: (size, mtime) for p, size, mtime in rows}
+    def skipped_stats(self) -> dict[str, tuple[int, int, int]]:
+        """Files read once and skipped (binary, minified, unreadable, ...), with the stat that
+        decided it (size, mtime, mode: a ``chmod`` that makes a file readable changes only
+        the mode): an unchanged one is not read again, and does not count as pending."""
+        rows = self.db.execute("SELECT path, size, mtime_ns, mode FROM skipped_files")
+        return {p: (size, mtime, mode) for p, size, mtime, mode in rows}
 
-    def set_skipped(self, path: str, size: int, mtime_ns: int, reason: str) -> None:
+    def set_skipped(self, path: str, size: int, mtime_ns: int, mode: int, reason: str) -> None:
         self.db.execute(
-            "INSERT INTO skipped_files(path, size, mtime_ns, reason) VALUES(?,?,?,?) "
+            "INSERT INTO skipped_files(path, size, mtime_ns, mode, reason) VALUES(?,?,?,?,?) "
             "ON CONFLICT(path) DO UPDATE SET size=excluded.size, mtime_ns=excluded.mtime_ns, "
-            "reason=excluded.reason",
-            (path, size, mtime_ns, reason),
+            "mode=excluded.mode, reason=excluded.reason",
+            (path, size, mtime_ns, mode, reason),
         )
 
     def forget_skipped(self, paths: Iterable[str]) -> None:
@@ -279,23 +323,24 @@ class Store:
     def replace_file(
         self,
         row: FileRow,
-        keep: Sequence[tuple[int, int, int]],
+        keep: Sequence[tuple[int, Chunk]],
         new_chunks: Sequence[tuple[Chunk, str | None]],
         encoding_errors: bool = False,
         commit: str | None = None,
         indexed_at: str | None = None,
     ) -> tuple[list[int], list[int]]:
         """Within the caller's transaction: upsert a file, keep the chunk rows in ``keep``
-        (id, start, end: an unchanged chunk moves when lines above it change, and its vector
-        and BM25 document stay valid), delete its other chunks, insert ``new_chunks`` stamped
-        with the commit they were indexed at. Returns (removed ids, added ids)."""
+        (id and the chunk as it is now: an unchanged chunk moves when lines above it change,
+        and its secret spans with it, while its vector and BM25 document stay valid), delete
+        its other chunks, insert ``new_chunks`` stamped with the commit they were indexed at.
+        Returns (removed ids, added ids)."""
         old = [r[0] for r in self.db.execute("SELECT id FROM chunks WHERE path=?", (row.path,))]
-        kept = {cid for cid, _, _ in keep}
+        kept = {cid for cid, _ in keep}
         removed = [cid for cid in old if cid not in kept]
         self._delete_chunk_ids(removed)
         self.db.executemany(
-            "UPDATE chunks SET start=?, end=? WHERE id=? AND (start!=? OR end!=?)",
-            [(start, end, cid, start, end) for cid, start, end in keep],
+            "UPDATE chunks SET start=?, end=?, secrets=? WHERE id=?",
+            [(ch.start, ch.end, json.dumps(ch.secrets), cid) for cid, ch in keep],
         )
         self.db.execute(
             "INSERT INTO files(path, size, mtime_ns, content_hash, language, imports, "
@@ -317,8 +362,8 @@ class Store:
         for chunk, emb_key in new_chunks:
             cur = self.db.execute(
                 "INSERT INTO chunks(path, start, end, symbol, name, kind, language, text, hash, "
-                "calls, is_test, is_generated, is_vendor, emb_key, commit_sha, indexed_at) "
-                "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "calls, is_test, is_generated, is_vendor, emb_key, secrets, commit_sha, "
+                "indexed_at) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     chunk.path,
                     chunk.start,
@@ -334,6 +379,7 @@ class Store:
                     int(chunk.is_generated),
                     int(chunk.is_vendor),
                     emb_key,
+                    json.dumps(chunk.secrets),
                     commit,
                     indexed_at,
                 ),

@@ -21,6 +21,7 @@ import numpy as np
 import tokenizers  # noqa: F401
 from usearch.index import Index, MetricKind
 
+from ..paths import PRIVATE_FILE_MODE, create_private_file
 from .locks import locked
 
 log = logging.getLogger(__name__)
@@ -134,7 +135,9 @@ class VectorIndex:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_name(f"{self.path.name}.tmp-{os.getpid()}")
         try:
+            create_private_file(tmp)  # usearch keeps the mode of a file it overwrites
             self._index.save(str(tmp))
+            os.chmod(tmp, PRIVATE_FILE_MODE)
             with tmp.open("rb+") as fh:
                 os.fsync(fh.fileno())
             os.replace(tmp, self.path)

@@ -36,7 +36,7 @@ def serve(index_dir: str | None = None) -> int:
     logging.basicConfig(level=level, stream=sys.stderr, format=fmt)
     SERVER.folders.index_dir = Path(index_dir).expanduser().resolve() if index_dir else None
     SERVER.start_io()
-    return 0
+    return SERVER.exit_code
 
 
 __all__ = ["SERVER", "commands", "custom_methods", "serve"]

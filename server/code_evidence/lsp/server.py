@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sys
 import threading
 import uuid
 from collections.abc import Callable
@@ -26,7 +27,13 @@ from typing import Any, TypeVar
 
 from cattrs import Converter
 from lsprotocol import converters, types
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.exceptions import (
+    JsonRpcException,
+    JsonRpcInvalidParams,
+    JsonRpcInvalidRequest,
+    JsonRpcServerNotInitialized,
+)
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import (
     JsonRPCNotification,
@@ -38,6 +45,7 @@ from pygls.protocol import (
 from .. import __version__
 from . import protocol
 from .folders import Folders
+from .framing import serve_stream
 from .session import FolderSession
 
 log = logging.getLogger(__name__)
@@ -60,7 +68,38 @@ class _Protocol(LanguageServerProtocol):
     """pygls drops a request whose params do not fit the LSP types (a hover whose position is
     null, a line that is a string) without answering, so the client would wait forever. Answer
     it with InvalidParams instead, and drop the message (a malformed notification is only
-    logged, as JSON-RPC has no way to answer it)."""
+    logged, as JSON-RPC has no way to answer it).
+
+    It also leaves requests unanswered after ``shutdown`` and accepts a second ``initialize``
+    (which opened more folders against the first index). The lifecycle is held as the LSP
+    specification says: before ``initialize`` a request gets ServerNotInitialized (-32002) and a
+    notification is dropped (``exit`` excepted); a second ``initialize`` and any request after
+    ``shutdown`` get InvalidRequest (-32600)."""
+
+    _initialize_seen = False
+
+    def handle_message(self, message: Any) -> None:
+        method = getattr(message, "method", None)
+        msg_id = getattr(message, "id", None)
+        if method is None or method == types.EXIT:
+            super().handle_message(message)  # a response, or exit (always honoured)
+            return
+        error: JsonRpcException | None = None
+        if self._shutdown:
+            error = JsonRpcInvalidRequest(message=f"{method}: the server is shutting down")
+        elif method == types.INITIALIZE:
+            if self._initialize_seen:
+                error = JsonRpcInvalidRequest(message="initialize was already received")
+            self._initialize_seen = True
+        elif not self._initialize_seen:
+            error = JsonRpcServerNotInitialized(message=f"{method}: initialize first")
+        if error is None:
+            super().handle_message(message)
+        elif msg_id is not None:
+            log.warning("refused %s: %s", method, error.message)
+            self._send_response(msg_id, error=error.to_response_error())
+        else:
+            log.warning("dropped the notification %s: %s", method, error.message)
 
     def structure_message(self, data: dict[str, Any]) -> Any:
         try:
@@ -147,6 +186,25 @@ class CodeEvidenceServer(LanguageServer):
         self.folders = Folders(self.reporter)
         self.settings_warnings: list[str] = []  # found at initialize, shown once initialized
         self.progress_cancel: dict[str, threading.Event] = {}
+        self.exit_code = 0
+
+    def start_io(self, stdin: Any = None, stdout: Any = None) -> None:  # type: ignore[override]
+        """Serve over stdio with the framing of ``framing.py`` (which survives what a broken
+        or hostile client sends) instead of pygls's reader. ``exit_code`` is what ``exit``
+        asked for (0 after ``shutdown``, 1 without)."""
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        self.exit_code = 0
+        try:
+            asyncio.run(serve_stream(stdin or sys.stdin.buffer, self.protocol, self._stop_event))
+        except BrokenPipeError:
+            log.error("the client closed the connection; shutting down")
+        except SystemExit as exc:
+            self.exit_code = exc.code if isinstance(exc.code, int) else 0
+        except KeyboardInterrupt:
+            pass
+        finally:
+            self.shutdown()
 
     def call_soon(self, fn: Callable[..., Any], *args: Any) -> None:
         if self.loop is None or self.loop.is_closed():

@@ -59,7 +59,11 @@ class FolderSession:
         max_wait_s: float = watch.MAX_WAIT_S,
         trust_other_owner: bool = False,
     ) -> None:
-        self.engine = Engine(root, index_dir, trust_other_owner=trust_other_owner)
+        # A bad .code-evidence.toml must not cost the editor its server: the file is ignored
+        # whole (the engine's config_error says why, shown to the user) and defaults apply.
+        self.engine = Engine(
+            root, index_dir, trust_other_owner=trust_other_owner, bad_config="defaults"
+        )
         self.engine.preload_models()
         self.root = self.engine.workspace
         self.reporter = reporter

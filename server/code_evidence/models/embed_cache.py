@@ -19,7 +19,7 @@ import numpy as np
 from filelock import FileLock, Timeout
 
 from ..api import Chunk
-from ..paths import cache_root
+from ..paths import cache_root, create_private_file, private_cache_root, private_dir
 from .embedder import DIM, Embedder, normalise
 
 log = logging.getLogger(__name__)
@@ -94,9 +94,13 @@ class EmbeddingCache:
         """Connect, moving a corrupt file aside first. ``discard``: the file we had open was
         found corrupt mid-use; move it aside unless another process already replaced it."""
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            lock = FileLock(str(self.path) + ".lock", timeout=30)
+            if self.path.parent == cache_root():
+                private_cache_root()
+            else:
+                private_dir(self.path.parent, repair=False)
+            lock = FileLock(str(self.path) + ".lock", timeout=30, mode=0o600)
             with lock:
+                create_private_file(self.path)  # before SQLite: -wal and -shm take its mode
                 if discard and self._inode is not None and self._inode == _inode(self.path):
                     self._move_aside()
                 try:

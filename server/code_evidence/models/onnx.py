@@ -8,28 +8,12 @@ it. onnxruntime is imported only when a session is made: commands that never run
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
+from ..config import physical_cores
 
-def physical_cores() -> int:
-    """Cores this process may run on, counting SMT siblings once: onnxruntime's matrix kernels
-    gain nothing from a second thread on the same core and lose to the contention."""
-    try:
-        cpus = sorted(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-    cores: set[tuple[str, str]] = set()
-    for cpu in cpus:
-        topo = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology")
-        try:
-            package = (topo / "physical_package_id").read_text().strip()
-            core = (topo / "core_id").read_text().strip()
-        except OSError:
-            return max(1, len(cpus))
-        cores.add((package, core))
-    return max(1, len(cores))
+__all__ = ["physical_cores", "session"]
 
 
 def session(model_path: Path, threads: int = 0) -> Any:

@@ -52,6 +52,7 @@ def merge_pieces(cands: list[Candidate]) -> list[Candidate]:
             start=min(h.start, ch.start),
             end=max(h.end, ch.end),
             text=_merge_text(h.start, h.text, ch.start, ch.text),
+            secrets=tuple(dict.fromkeys((*h.secrets, *ch.secrets))),
         )
         host.stored = dataclasses.replace(host.stored, chunk=merged)
         host.tag("merged")

@@ -21,7 +21,7 @@ from ..models import crossencoder
 from ..models.crossencoder import ScoreCache
 from ..models.embed_cache import EmbeddingCache
 from ..models.embedder import Embedder
-from ..secrets import mask_secrets
+from ..secrets import shown
 from . import assemble, features, fuse, query, recall, rerank
 from .candidate import Candidate
 
@@ -73,9 +73,15 @@ def parent_scope(reader: Store, chunk: Chunk, max_lines: int) -> assemble.Scope 
     end = max(m.end for m in members)
     lines = [""] * (end - start + 1)
     for m in members:
-        for i, text in enumerate(m.text.split("\n")):
+        for i, text in enumerate(shown_text(m).split("\n")):
             lines[m.start - start + i] = text
-    return start, end, owner, mask_secrets("\n".join(lines))
+    return start, end, owner, "\n".join(lines)
+
+
+def shown_text(chunk: Chunk) -> str:
+    """The chunk's text as it may leave the engine: the secret spans the index found over
+    its whole file (``secrets.shown``) hidden."""
+    return shown(chunk.text, chunk.start, chunk.secrets)
 
 
 def rerankers(
@@ -175,7 +181,7 @@ def answer(
     for c in ranked[: max(req.limit, 40)]:
         c.stored = dataclasses.replace(
             c.stored,
-            chunk=dataclasses.replace(c.stored.chunk, text=mask_secrets(c.stored.chunk.text)),
+            chunk=dataclasses.replace(c.stored.chunk, text=shown_text(c.stored.chunk), secrets=()),
         )
     budget = req.budget_tokens if req.budget_tokens is not None else cfg.context.budget_tokens
     # Budget 0: results only. Hover and lenses show locations and never read the pack.
@@ -222,7 +228,7 @@ def stored_evidence(sc: StoredChunk, reasons: list[str] | None = None) -> Eviden
         ch.language,
         0.0,
         reasons or [],
-        mask_secrets(ch.text),
+        shown_text(ch),
     )
 
 

@@ -14,12 +14,13 @@ from typing import Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-from ...api import Evidence
+from ...api import MAX_LINE, Evidence
 from ..protocol import CMD_SHOW_RELATED, invalid
 from ..server import CodeEvidenceServer
 from ..uris import location
 
 _NO_LENS = frozenset({"module", "window"})
+MAX_SYMBOL_CHARS = 1_000
 
 
 def lens_name(symbol: str) -> str:
@@ -54,9 +55,15 @@ def lens_data(lens: types.CodeLens) -> tuple[str, str, int]:
         or not isinstance(data.get("uri"), str)
         or not isinstance(data.get("symbol"), str)
         or not isinstance(data.get("line"), int)
+        or isinstance(data.get("line"), bool)
     ):
         raise ValueError("codeLens/resolve: this lens was not made by the Code Evidence server")
-    return data["uri"], data["symbol"], data["line"]
+    symbol, line = data["symbol"], data["line"]
+    if not symbol.strip() or len(symbol) > MAX_SYMBOL_CHARS or not lens_name(symbol):
+        raise ValueError(f"codeLens/resolve: {symbol[:80]!r} is not a symbol this server made")
+    if not 1 <= line <= MAX_LINE:
+        raise ValueError(f"codeLens/resolve: line {line} is outside 1..{MAX_LINE}")
+    return data["uri"], symbol, line
 
 
 def resolved(

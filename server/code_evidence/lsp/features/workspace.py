@@ -18,6 +18,7 @@ from lsprotocol import types
 
 from .. import protocol
 from ..server import CodeEvidenceServer
+from ..session import FolderSession
 from ..uris import UriError, uri_to_path
 
 log = logging.getLogger(__name__)
@@ -62,6 +63,7 @@ async def on_initialized(ls: CodeEvidenceServer, params: types.InitializedParams
         ls.reporter.status(protocol.status_payload(root, "error", why))
         ls.warn(f"Code Evidence cannot open {root}: {why}")
     for session in list(ls.folders.sessions.values()):
+        _warn_config(ls, session)
         await ls.run(session.start)
     if ls.supports("workspace.configuration"):
         await _pull_settings(ls)
@@ -121,7 +123,13 @@ async def did_change_folders(
             continue
         session = folders.open(root)
         if session is not None:
+            _warn_config(ls, session)
             await ls.run(session.start)
+
+
+def _warn_config(ls: CodeEvidenceServer, session: FolderSession) -> None:
+    if session.engine.config_error:
+        ls.warn(f"Code Evidence, {session.root}: {session.engine.config_error}")
 
 
 def progress_cancel(ls: CodeEvidenceServer, params: types.WorkDoneProgressCancelParams) -> None:
