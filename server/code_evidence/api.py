@@ -25,6 +25,10 @@ class EngineError(Exception):
     """A problem with the user's input or environment, with a message meant for them."""
 
 
+class RequestCancelled(Exception):
+    """The host gave up on a request (its client cancelled it) and the engine stopped early."""
+
+
 @dataclass(frozen=True, slots=True)
 class Chunk:
     """One retrievable unit of a file: a function, method, class, grouped top-level code, or a
@@ -153,6 +157,11 @@ class Related:
     callers: list[Evidence]
     caller_count: int  # all callers, of which ``callers`` lists the first
     related: list[Evidence]
+    # What the code at the place calls (the definitions of the names it calls), and the tests
+    # that exercise it (test code calling the name, or calling into the file from a test file
+    # that imports it).
+    callees: list[Evidence] = field(default_factory=list)
+    tests: list[Evidence] = field(default_factory=list)
 
 
 @dataclass(slots=True)

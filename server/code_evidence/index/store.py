@@ -142,6 +142,7 @@ class Store:
     def __init__(self, path: Path, read_only: bool = False) -> None:
         self.path = path
         self.read_only = read_only
+        self._snapshots = 0  # depth of nested snapshot() blocks
         try:
             if read_only:
                 uri = f"file:{path}?mode=ro"
@@ -182,6 +183,23 @@ class Store:
             "ON CONFLICT(key) DO UPDATE SET value=excluded.value",
             list(values.items()),
         )
+
+    @contextmanager
+    def snapshot(self) -> Iterator[Store]:
+        """Every read inside the block sees one committed state of the store, whatever a
+        writer commits meanwhile (a read transaction: WAL readers never block the writer).
+        Nested blocks share the outermost one. One connection, one thread: see
+        ``IndexParts.reader``."""
+        if self._snapshots == 0:
+            self.db.execute("BEGIN DEFERRED")
+            self.db.execute("SELECT 1 FROM meta LIMIT 1").fetchall()  # the snapshot starts here
+        self._snapshots += 1
+        try:
+            yield self
+        finally:
+            self._snapshots -= 1
+            if self._snapshots == 0:
+                self.db.rollback()
 
     @contextmanager
     def transaction(self) -> Iterator[None]:

@@ -9,10 +9,19 @@ answer. What leaves here is masked: ranking and the verdict saw the real text.
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 from dataclasses import dataclass
 
-from ..api import Chunk, ContextPack, Evidence, FindRequest, FindResult, StageTiming
+from ..api import (
+    Chunk,
+    ContextPack,
+    Evidence,
+    FindRequest,
+    FindResult,
+    RequestCancelled,
+    StageTiming,
+)
 from ..config import Config
 from ..index.lexical import LexicalIndex
 from ..index.store import Store, StoredChunk
@@ -79,7 +88,12 @@ def parent_scope(reader: Store, chunk: Chunk, max_lines: int) -> assemble.Scope 
 
 
 def rerankers(
-    cfg: Config, index: SearchIndex, qa: query.QueryAnalysis, depth: str, notes: list[str]
+    cfg: Config,
+    index: SearchIndex,
+    qa: query.QueryAnalysis,
+    depth: str,
+    notes: list[str],
+    cancel: threading.Event | None = None,
 ) -> list[rerank.Reranker]:
     """The feature scorer, then the configured model scorer when the question is one it
     helps with. A model that cannot load leaves the feature scorer alone, with a note: the
@@ -102,9 +116,8 @@ def rerankers(
         else:
             deep = depth == "deep"
             pairs = cfg.ranking.rerank_pairs_deep if deep else cfg.ranking.rerank_pairs
-            out.append(
-                rerank.CrossEncoderReranker(model, index.scores, pairs, cfg.ranking.rerank_blend)
-            )
+            blend = cfg.ranking.rerank_blend
+            out.append(rerank.CrossEncoderReranker(model, index.scores, pairs, blend, cancel))
     elif kind == "bi-encoder" and index.cache is not None:
         out.append(rerank.BiEncoderReranker(index.embedder, index.cache, cfg.ranking.rerank_blend))
     return out
@@ -117,7 +130,10 @@ def answer(
     index: SearchIndex,
     timings: dict[str, StageTiming],
     notes: list[str],
+    cancel: threading.Event | None = None,
 ) -> FindResult:
+    """``cancel`` set by the host (its client gave up): the cross-encoder starts no further
+    pair and :class:`RequestCancelled` is raised instead of an answer."""
     t0 = time.perf_counter()
     qa = query.analyze(req.query, req.intent)
     timings["query"] = StageTiming(len(qa.terms), _ms(t0))
@@ -157,7 +173,7 @@ def answer(
     )
     timings["features"] = StageTiming(len(cands), _ms(t0))
     t0 = time.perf_counter()
-    scorers = rerankers(cfg, index, qa, req.depth, notes)
+    scorers = rerankers(cfg, index, qa, req.depth, notes, cancel)
     cands, scored, rerank_notes = rerank.rerank(
         cands,
         qa,
@@ -165,6 +181,8 @@ def answer(
         top_n=RERANK_HEAD,
         budget_ms=None if req.depth == "deep" else cfg.ranking.rerank_budget_ms,
     )
+    if cancel is not None and cancel.is_set():
+        raise RequestCancelled(f"cancelled after scoring {scored} candidates")
     notes.extend(rerank_notes)
     timings["rerank"] = StageTiming(scored, _ms(t0))
     t0 = time.perf_counter()

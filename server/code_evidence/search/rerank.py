@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 import time
 from typing import Protocol
 
@@ -220,9 +221,12 @@ class CrossEncoderReranker:
         cache: ScoreCache,
         max_pairs: int,
         blend: float,
+        cancel: threading.Event | None = None,
     ) -> None:
+        """``cancel``: the request's client gave up; no further pair is started."""
         self.model = model
         self.cache = cache
+        self.cancel = cancel
         self.max_pairs = max_pairs
         self.blend = blend
 
@@ -247,7 +251,7 @@ class CrossEncoderReranker:
             logit = self.cache.get(key)
             if logit is None:
                 left_ms = (deadline - time.perf_counter()) * 1000
-                if left_ms < self.model.ms_per_pair:
+                if left_ms < self.model.ms_per_pair or (self.cancel and self.cancel.is_set()):
                     break
                 ch = c.stored.chunk
                 text = passage_text(ch.path, ch.symbol, window(ch.text, terms, max_chars))
