@@ -2,8 +2,9 @@
 
 The SDK's low-level ``Server`` does the protocol (JSON-RPC framing, the handshake, concurrent
 requests, ``notifications/cancelled``); this module lists the tools of ``tools.py`` with their
-schemas and routes each call to the :class:`AgentWorkspace`, on its request pool, awaiting the
-answer so the event loop keeps serving others meanwhile:
+schemas and routes each call to the :class:`AgentWorkspace`: arguments checked at once, the
+wait for recent changes on a thread, the work on the request pool in the call's lane, the
+answer awaited, so the event loop keeps serving other calls meanwhile:
 
 - a tool call whose arguments are wrong, or that names a path outside the workspace, answers
   with ``isError`` and a message that says what to fix (the model reads it and corrects the
@@ -21,7 +22,6 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,6 @@ from mcp.shared.exceptions import MCPError
 
 from .. import __version__
 from ..api import EngineError, RequestCancelled
-from ..live.pool import Priority
 from . import tools
 from .workspace import INDEX_WAIT_S, AgentWorkspace
 
@@ -101,25 +100,22 @@ class CodeEvidenceMCP:
     async def _call_tool(
         self, ctx: Any, params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        name, args = params.name, params.arguments
+        name = params.name
         ws = self.workspace
         cancel = threading.Event()
-        work: Callable[[], tuple[dict[str, Any], str]]
-        if name == tools.FIND:
-            priority, work = Priority.DEEP, lambda: ws.find(args, cancel)
-        elif name == tools.EXPLAIN:
-            priority, work = Priority.DEEP, lambda: ws.find(args, cancel, explained=True)
-        elif name == tools.RELATED:
-            priority, work = Priority.INTERACTIVE, lambda: ws.related(args)
-        elif name == tools.STATUS:
-            priority, work = Priority.LATENCY, lambda: ws.status(args)
-        else:
-            known = ", ".join(tools.BY_NAME)
-            raise MCPError(INVALID_PARAMS, f"unknown tool {name!r}; this server has: {known}")
-        if name in (tools.FIND, tools.EXPLAIN) and (args or {}).get("depth") == "interactive":
-            priority = Priority.INTERACTIVE
         try:
-            answer = await asyncio.wrap_future(ws.pool.submit(priority, work))
+            job = ws.job(name, params.arguments, cancel)
+            notes = (
+                await anyio.to_thread.run_sync(ws.settle, abandon_on_cancel=True)
+                if job.waits
+                else []
+            )
+            answer = await asyncio.wrap_future(ws.pool.submit(job.priority, job.run, notes))
+        except KeyError as exc:
+            known = ", ".join(tools.BY_NAME)
+            raise MCPError(
+                INVALID_PARAMS, f"unknown tool {name!r}; this server has: {known}"
+            ) from exc
         except (tools.ArgumentError, EngineError) as exc:
             return _error(str(exc))
         except RequestCancelled as exc:

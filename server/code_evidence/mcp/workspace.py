@@ -8,10 +8,11 @@ pass that includes them has committed its text part; on an unindexed workspace t
 is for lexical readiness. Whatever is ready then answers, with the index state beside it
 ("indexing, 40 %").
 
-Requests run on a :class:`RequestPool` (``live/pool.py``): status in the latency lane, finds
-and lookups in the background lane, deep finds last, each read on its own snapshot, so a status
-call is answered while a deep find runs. Everything here is synchronous and runs on the pool;
-``server.py`` awaits it.
+Requests run on a :class:`RequestPool` (``live/pool.py``): status and related code (what hover
+shows) in the latency lane, finds in the background lane, deep finds last, each read on its own
+snapshot, so a status call is answered while a deep find runs. Waiting for the index is not
+work: it happens on a thread of its own, before a request takes a worker. Everything here is
+synchronous; ``server.py`` awaits it.
 """
 
 from __future__ import annotations
@@ -19,12 +20,14 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..engine import Engine
 from ..live.passes import PassScheduler, PassStatus, ProgressHandle
-from ..live.pool import RequestPool
+from ..live.pool import Priority, RequestPool
 from ..paths import resolve_workspace_path
 from ..search.explain import explain
 from . import tools
@@ -56,8 +59,8 @@ class _Relay:
 
 
 class AgentWorkspace:
-    """``find``, ``explain``, ``related`` and ``status`` for one workspace, each called on
-    the request pool; arguments are the raw tool arguments (checked in ``tools``)."""
+    """The tools of one workspace: :meth:`job` checks a call and says where it runs;
+    ``server.py`` waits (:meth:`settle`) and runs it on the request pool."""
 
     def __init__(
         self,
@@ -98,15 +101,16 @@ class AgentWorkspace:
         progress = self.passes.progress_pct if state == "indexing" else None
         return IndexState(state, progress, message, commit, branch)
 
-    def _settle(self) -> list[str]:
-        """Wait for pending changes (bounded); notes for the answer when it had to stop
-        waiting."""
+    def settle(self) -> list[str]:
+        """Wait for pending changes (bounded by ``index_wait_s``): blocking, but not work, so
+        hosts wait on a thread of their own rather than on a pool worker. Notes for the answer
+        when the wait ran out."""
         if self.passes.settle(self.index_wait_s):
             return []
         pct = self.passes.progress_pct
         how_far = f"indexing, {pct} %" if pct is not None else "indexing"
         return [
-            f"{how_far}: waited {self.index_wait_s:.0f} s for the index to take in the latest "
+            f"{how_far}: waited {self.index_wait_s:g} s for the index to take in the latest "
             "changes; this answer comes from what was indexed by then"
         ]
 
@@ -121,17 +125,36 @@ class AgentWorkspace:
             raise tools.ArgumentError(f"{tool}: {key!r}: no file {rel!r} in the workspace")
         return rel
 
-    def find(
-        self, args: dict[str, Any] | None, cancel: threading.Event, explained: bool = False
-    ) -> tuple[dict[str, Any], str]:
-        tool = tools.EXPLAIN if explained else tools.FIND
-        parsed = tools.parse_find(tool, args)
-        if parsed.request.open_file is not None:
-            rel = self._existing(tool, "open_file", parsed.request.open_file)
-            parsed = dataclasses.replace(
-                parsed, request=dataclasses.replace(parsed.request, open_file=rel)
+    def job(self, tool: str, args: dict[str, Any] | None, cancel: threading.Event) -> Job:
+        """A tool call, its arguments checked (``ArgumentError`` at once, before any wait),
+        as the lane it runs in and the work to run there; ``KeyError`` for an unknown tool."""
+        if tool in (tools.FIND, tools.EXPLAIN):
+            parsed = tools.parse_find(tool, args)
+            if parsed.request.open_file is not None:
+                rel = self._existing(tool, "open_file", parsed.request.open_file)
+                parsed = dataclasses.replace(
+                    parsed, request=dataclasses.replace(parsed.request, open_file=rel)
+                )
+            deep = parsed.request.depth == "deep" or parsed.as_of is not None
+            explained = tool == tools.EXPLAIN
+            return Job(
+                Priority.DEEP if deep else Priority.INTERACTIVE,
+                parsed.as_of is None,  # an --as-of answer comes from a past commit
+                lambda notes: self._find(parsed, cancel, explained, notes),
             )
-        notes = self._settle() if parsed.as_of is None else []
+        if tool == tools.RELATED:
+            where = tools.parse_related(args)
+            rel = self._existing(tools.RELATED, "path", where.path)
+            # What hover shows: cheap reads and a quick find, in the latency lane.
+            return Job(Priority.LATENCY, True, lambda notes: self._related(rel, where.line))
+        if tool == tools.STATUS:
+            tools.parse_status(args)
+            return Job(Priority.LATENCY, False, lambda notes: self._status())
+        raise KeyError(tool)
+
+    def _find(
+        self, parsed: tools.FindArgs, cancel: threading.Event, explained: bool, notes: list[str]
+    ) -> tuple[dict[str, Any], str]:
         if parsed.as_of is not None:
             result = self.engine.find_as_of(parsed.request, parsed.as_of)
         else:
@@ -140,17 +163,23 @@ class AgentWorkspace:
         lines = explain(result) if explained else None
         return tools.find_answer(result, self.index_state(), lines)
 
-    def related(self, args: dict[str, Any] | None) -> tuple[dict[str, Any], str]:
-        parsed = tools.parse_related(args)
-        rel = self._existing(tools.RELATED, "path", parsed.path)
-        self._settle()
-        found = self.engine.related(rel, parsed.line, extra=True)
+    def _related(self, rel: str, line: int) -> tuple[dict[str, Any], str]:
+        found = self.engine.related(rel, line, extra=True)
         return tools.related_answer(found, self.index_state())
 
-    def status(self, args: dict[str, Any] | None) -> tuple[dict[str, Any], str]:
-        tools.parse_status(args)
+    def _status(self) -> tuple[dict[str, Any], str]:
         load = self.pool.load()
         # This call is one of the running requests; report the others.
         return tools.status_answer(
             self.engine.status(), self.index_state(), max(0, load.running - 1), load.queued
         )
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One checked tool call: its lane, whether it first waits for pending changes
+    (:meth:`AgentWorkspace.settle`), and the work (given the notes of that wait)."""
+
+    priority: Priority
+    waits: bool
+    run: Callable[[list[str]], tuple[dict[str, Any], str]]
