@@ -1,7 +1,7 @@
 """``code-evidence mcp``: the MCP server over stdio, on the official MCP Python SDK.
 
 The SDK's low-level ``Server`` does the protocol (JSON-RPC framing, the handshake, concurrent
-requests, ``notifications/cancelled``); this module lists the tools of ``tools.py`` with their
+requests, ``notifications/cancelled``); this module lists the tools of ``schemas.py`` with their
 schemas and routes each call to the :class:`AgentWorkspace`: arguments checked at once, the
 wait for recent changes on a thread, the work on the request pool in the call's lane, the
 answer awaited, so the event loop keeps serving other calls meanwhile:
@@ -33,7 +33,7 @@ from mcp.shared.exceptions import MCPError
 
 from .. import __version__
 from ..api import EngineError, RequestCancelled
-from . import tools
+from . import schemas, tools
 from .workspace import INDEX_WAIT_S, AgentWorkspace
 
 log = logging.getLogger(__name__)
@@ -61,7 +61,7 @@ def tool_list() -> list[types.Tool]:
                 title=spec.title, read_only_hint=True, open_world_hint=False
             ),
         )
-        for spec in tools.TOOLS
+        for spec in schemas.TOOLS
     ]
 
 
@@ -112,7 +112,7 @@ class CodeEvidenceMCP:
             )
             answer = await asyncio.wrap_future(ws.pool.submit(job.priority, job.run, notes))
         except KeyError as exc:
-            known = ", ".join(tools.BY_NAME)
+            known = ", ".join(schemas.BY_NAME)
             raise MCPError(
                 INVALID_PARAMS, f"unknown tool {name!r}; this server has: {known}"
             ) from exc

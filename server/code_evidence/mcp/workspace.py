@@ -30,7 +30,7 @@ from ..live.passes import PassScheduler, PassStatus, ProgressHandle
 from ..live.pool import Priority, RequestPool
 from ..paths import resolve_workspace_path
 from ..search.explain import explain
-from . import tools
+from . import schemas, tools
 from .tools import IndexState
 
 log = logging.getLogger(__name__)
@@ -128,7 +128,7 @@ class AgentWorkspace:
     def job(self, tool: str, args: dict[str, Any] | None, cancel: threading.Event) -> Job:
         """A tool call, its arguments checked (``ArgumentError`` at once, before any wait),
         as the lane it runs in and the work to run there; ``KeyError`` for an unknown tool."""
-        if tool in (tools.FIND, tools.EXPLAIN):
+        if tool in (schemas.FIND, schemas.EXPLAIN):
             parsed = tools.parse_find(tool, args)
             if parsed.request.open_file is not None:
                 rel = self._existing(tool, "open_file", parsed.request.open_file)
@@ -136,18 +136,18 @@ class AgentWorkspace:
                     parsed, request=dataclasses.replace(parsed.request, open_file=rel)
                 )
             deep = parsed.request.depth == "deep" or parsed.as_of is not None
-            explained = tool == tools.EXPLAIN
+            explained = tool == schemas.EXPLAIN
             return Job(
                 Priority.DEEP if deep else Priority.INTERACTIVE,
                 parsed.as_of is None,  # an --as-of answer comes from a past commit
                 lambda notes: self._find(parsed, cancel, explained, notes),
             )
-        if tool == tools.RELATED:
+        if tool == schemas.RELATED:
             where = tools.parse_related(args)
-            rel = self._existing(tools.RELATED, "path", where.path)
+            rel = self._existing(schemas.RELATED, "path", where.path)
             # What hover shows: cheap reads and a quick find, in the latency lane.
             return Job(Priority.LATENCY, True, lambda notes: self._related(rel, where.line))
-        if tool == tools.STATUS:
+        if tool == schemas.STATUS:
             tools.parse_status(args)
             return Job(Priority.LATENCY, False, lambda notes: self._status())
         raise KeyError(tool)
