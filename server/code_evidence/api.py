@@ -8,6 +8,8 @@ remove them. Everything serialises through :func:`to_json_dict`, so there is one
 from __future__ import annotations
 
 import dataclasses
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -27,6 +29,17 @@ class EngineError(Exception):
 
 class RequestCancelled(Exception):
     """The host gave up on a request (its client cancelled it) and the engine stopped early."""
+
+
+@dataclass(frozen=True, slots=True)
+class RequestControl:
+    """How a long-lived host steers a running find. ``cancel``: set when its client gave up;
+    the cross-encoder starts no further pair. ``pause``: called between two cross-encoder
+    pairs; returns once the host's latency-sensitive requests (hover, status) are served, so
+    a deep find gives them the CPU instead of competing for it."""
+
+    cancel: threading.Event = field(default_factory=threading.Event)
+    pause: Callable[[], None] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,6 +27,7 @@ from .api import (
     FindResult,
     IndexReport,
     Related,
+    RequestControl,
     StageTiming,
     Status,
     checked,
@@ -288,11 +289,11 @@ class Engine:
 
     # -- find -------------------------------------------------------------------------------
     def find(
-        self, req: FindRequest, refresh: bool = True, cancel: threading.Event | None = None
+        self, req: FindRequest, refresh: bool = True, control: RequestControl | None = None
     ) -> FindResult:
         """The answer to ``req``: with ``refresh``, the index is brought up to date first;
-        ``cancel`` (set by the host when its client gave up) stops a deep rerank between two
-        pairs and raises :class:`~.api.RequestCancelled`."""
+        ``control`` is how a host steers it while it runs (``api.RequestControl``: cancelled,
+        it raises :class:`~.api.RequestCancelled`)."""
         req, cut = checked(req)
         notes = [*self.notes, *cut]
         open_file = self._relative(req.open_file) if req.open_file else None
@@ -306,7 +307,7 @@ class Engine:
                 report.files_changed + report.files_removed, (time.perf_counter() - t0) * 1000
             )
         with self.snapshot():
-            result = self._answer(req, open_file, timings, notes, cancel)
+            result = self._answer(req, open_file, timings, notes, control)
         # Callers may edit what they get (drop results, add notes); the cache keeps its own.
         return self._without_deleted(
             dataclasses.replace(result, results=list(result.results), notes=list(notes))
@@ -318,7 +319,7 @@ class Engine:
         open_file: str | None,
         timings: dict[str, StageTiming],
         notes: list[str],
-        cancel: threading.Event | None,
+        control: RequestControl | None,
     ) -> FindResult:
         """From the answer cache, else from the pipeline (inside the caller's snapshot)."""
         cfg = self.config
@@ -329,7 +330,7 @@ class Engine:
             timings["cache"] = StageTiming(1, (time.perf_counter() - t0) * 1000)
             return dataclasses.replace(cached, trace=timings, notes=notes)
         index = self._search_index(cfg)
-        result = pipeline.answer(req, open_file, cfg, index, timings, notes, cancel)
+        result = pipeline.answer(req, open_file, cfg, index, timings, notes, control)
         if not self.read_only:
             self.requests.record(result, open_file, req.line)
         damaged = self.parts.repair_lexical_if_damaged(result.notes, self._index_lock)

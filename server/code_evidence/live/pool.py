@@ -15,6 +15,11 @@ Each engine read takes its own snapshot (a read transaction on its thread's own 
 connection, the configuration of the moment, see ``Engine``), so requests on different workers
 share no mutable state and an index pass committing meanwhile is never seen half-way.
 
+Separate workers are not enough on a machine with few cores: a deep find's cross-encoder would
+still take the CPU a hover needs. So a deep find pauses between two cross-encoder pairs while
+the latency lane has work (:meth:`RequestPool.yield_to_latency`, bounded so hovers cannot
+starve it).
+
 A queued request that is cancelled never starts (``Future.cancel``). A running find stops at
 the engine's next check of the cancel event its host passed (between cross-encoder pairs);
 work that cannot stop half-way finishes, and its answer is dropped.
@@ -25,6 +30,7 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -36,6 +42,7 @@ T = TypeVar("T")
 
 LATENCY_WORKERS = 2
 BACKGROUND_WORKERS = 2
+YIELD_MAX_S = 2.0  # the longest a deep find waits for latency-sensitive work, per pause
 
 
 class Priority(IntEnum):
@@ -81,7 +88,7 @@ class _Lane:
         with self.cond:
             self.jobs.append(job)
             self.jobs.sort()
-            self.cond.notify()
+            self.cond.notify_all()  # workers and yield_to_latency wait on the same condition
 
     def _work(self) -> None:
         while True:
@@ -101,6 +108,7 @@ class _Lane:
             finally:
                 with self.cond:
                     self.running -= 1
+                    self.cond.notify_all()  # wakes yield_to_latency (and idle workers)
 
     def stop(self) -> None:
         with self.cond:
@@ -137,6 +145,20 @@ class RequestPool:
     def run(self, priority: Priority, fn: Callable[..., T], *args: Any) -> T:
         """``submit`` and wait for the answer (from a thread that may block)."""
         return self.submit(priority, fn, *args).result()
+
+    def yield_to_latency(self, timeout: float = YIELD_MAX_S) -> None:
+        """Called by background work at its pause points (a deep find, between cross-encoder
+        pairs): return once the latency lane is idle, or after ``timeout`` (a steady stream of
+        hovers must not starve a find). On a machine with few cores this is what keeps a
+        hover's latency while a deep find runs: not competing for the CPU."""
+        lane = self._latency
+        deadline = time.monotonic() + timeout
+        with lane.cond:
+            while (lane.running or lane.jobs) and not self.closed:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return
+                lane.cond.wait(left)
 
     def load(self) -> PoolLoad:
         lanes = (self._latency, self._background)

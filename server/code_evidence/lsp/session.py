@@ -19,7 +19,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from ..api import Evidence, FindRequest, FindResult, IndexReport, Related, Status
+from ..api import (
+    Evidence,
+    FindRequest,
+    FindResult,
+    IndexReport,
+    Related,
+    RequestControl,
+    Status,
+)
 from ..engine import Engine
 from ..live import watch
 from ..live.passes import Head, PassScheduler, PassStatus, ProgressHandle
@@ -168,8 +176,11 @@ class FolderSession:
 
     def find(self, req: FindRequest, cancel: threading.Event | None = None) -> FindResult:
         """The engine's answer from the committed index (files deleted since the last pass
-        are already left out by the engine)."""
-        return self.engine.find(req, False, cancel)
+        are already left out by the engine). ``cancel``: set when the client gave up; a deep
+        find also pauses between cross-encoder pairs while hover, lenses or status wait."""
+        pause = self.pool.yield_to_latency if req.depth == "deep" else None
+        control = RequestControl(cancel or threading.Event(), pause)
+        return self.engine.find(req, False, control)
 
     def related(self, rel: str, line: int, name: str | None = None) -> Related:
         """What hover and code lenses show at ``rel:line`` (see ``Engine.related``)."""

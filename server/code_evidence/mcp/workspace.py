@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..api import RequestControl
 from ..engine import Engine
 from ..live.passes import PassScheduler, PassStatus, ProgressHandle
 from ..live.pool import Priority, RequestPool
@@ -158,7 +159,9 @@ class AgentWorkspace:
         if parsed.as_of is not None:
             result = self.engine.find_as_of(parsed.request, parsed.as_of)
         else:
-            result = self.engine.find(parsed.request, refresh=False, cancel=cancel)
+            deep = parsed.request.depth == "deep"
+            control = RequestControl(cancel, self.pool.yield_to_latency if deep else None)
+            result = self.engine.find(parsed.request, refresh=False, control=control)
         result.notes[:0] = notes
         lines = explain(result) if explained else None
         return tools.find_answer(result, self.index_state(), lines)

@@ -9,7 +9,6 @@ answer. What leaves here is masked: ranking and the verdict saw the real text.
 from __future__ import annotations
 
 import dataclasses
-import threading
 import time
 from dataclasses import dataclass
 
@@ -20,6 +19,7 @@ from ..api import (
     FindRequest,
     FindResult,
     RequestCancelled,
+    RequestControl,
     StageTiming,
 )
 from ..config import Config
@@ -93,7 +93,7 @@ def rerankers(
     qa: query.QueryAnalysis,
     depth: str,
     notes: list[str],
-    cancel: threading.Event | None = None,
+    control: RequestControl | None = None,
 ) -> list[rerank.Reranker]:
     """The feature scorer, then the configured model scorer when the question is one it
     helps with. A model that cannot load leaves the feature scorer alone, with a note: the
@@ -117,7 +117,7 @@ def rerankers(
             deep = depth == "deep"
             pairs = cfg.ranking.rerank_pairs_deep if deep else cfg.ranking.rerank_pairs
             blend = cfg.ranking.rerank_blend
-            out.append(rerank.CrossEncoderReranker(model, index.scores, pairs, blend, cancel))
+            out.append(rerank.CrossEncoderReranker(model, index.scores, pairs, blend, control))
     elif kind == "bi-encoder" and index.cache is not None:
         out.append(rerank.BiEncoderReranker(index.embedder, index.cache, cfg.ranking.rerank_blend))
     return out
@@ -130,10 +130,11 @@ def answer(
     index: SearchIndex,
     timings: dict[str, StageTiming],
     notes: list[str],
-    cancel: threading.Event | None = None,
+    control: RequestControl | None = None,
 ) -> FindResult:
-    """``cancel`` set by the host (its client gave up): the cross-encoder starts no further
-    pair and :class:`RequestCancelled` is raised instead of an answer."""
+    """``control``: the host's cancel and pause (``api.RequestControl``); once cancelled the
+    cross-encoder starts no further pair and :class:`RequestCancelled` is raised instead of an
+    answer."""
     t0 = time.perf_counter()
     qa = query.analyze(req.query, req.intent)
     timings["query"] = StageTiming(len(qa.terms), _ms(t0))
@@ -173,7 +174,7 @@ def answer(
     )
     timings["features"] = StageTiming(len(cands), _ms(t0))
     t0 = time.perf_counter()
-    scorers = rerankers(cfg, index, qa, req.depth, notes, cancel)
+    scorers = rerankers(cfg, index, qa, req.depth, notes, control)
     cands, scored, rerank_notes = rerank.rerank(
         cands,
         qa,
@@ -181,7 +182,7 @@ def answer(
         top_n=RERANK_HEAD,
         budget_ms=None if req.depth == "deep" else cfg.ranking.rerank_budget_ms,
     )
-    if cancel is not None and cancel.is_set():
+    if control is not None and control.cancel.is_set():
         raise RequestCancelled(f"cancelled after scoring {scored} candidates")
     notes.extend(rerank_notes)
     timings["rerank"] = StageTiming(scored, _ms(t0))

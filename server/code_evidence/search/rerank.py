@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import math
 import re
-import threading
 import time
 from typing import Protocol
 
+from ..api import RequestControl
 from ..index.terms import code_terms
 from ..models.crossencoder import CrossEncoder, ScoreCache
 from ..models.embed_cache import EmbeddingCache
@@ -221,12 +221,13 @@ class CrossEncoderReranker:
         cache: ScoreCache,
         max_pairs: int,
         blend: float,
-        cancel: threading.Event | None = None,
+        control: RequestControl | None = None,
     ) -> None:
-        """``cancel``: the request's client gave up; no further pair is started."""
+        """``control``: the host's cancel and pause (see ``api.RequestControl``), checked
+        before each pair."""
         self.model = model
         self.cache = cache
-        self.cancel = cancel
+        self.control = control
         self.max_pairs = max_pairs
         self.blend = blend
 
@@ -250,8 +251,13 @@ class CrossEncoderReranker:
             key = (qa.raw, content_key(c))
             logit = self.cache.get(key)
             if logit is None:
+                if self.control is not None:
+                    if self.control.pause is not None:
+                        self.control.pause()
+                    if self.control.cancel.is_set():
+                        break
                 left_ms = (deadline - time.perf_counter()) * 1000
-                if left_ms < self.model.ms_per_pair or (self.cancel and self.cancel.is_set()):
+                if left_ms < self.model.ms_per_pair:
                     break
                 ch = c.stored.chunk
                 text = passage_text(ch.path, ch.symbol, window(ch.text, terms, max_chars))
