@@ -49,11 +49,17 @@ PAGES = [
 
 def section(text: str, heading: str) -> str:
     """The body under ``heading`` (a whole heading line), up to the next heading of its level
-    or above."""
+    or above; lines inside code blocks are never headings."""
     level = len(heading) - len(heading.lstrip("#"))
-    start = text.index(heading + "\n") + len(heading) + 1
-    nxt = re.search(rf"^#{{1,{level}}} ", text[start:], re.M)
-    return text[start : start + nxt.start()] if nxt else text[start:]
+    lines = text.splitlines(keepends=True)
+    start = lines.index(heading + "\n") + 1
+    fenced = False
+    for i in range(start, len(lines)):
+        if lines[i].startswith("```"):
+            fenced = not fenced
+        elif not fenced and re.match(rf"#{{1,{level}}} ", lines[i]):
+            return "".join(lines[start:i])
+    return "".join(lines[start:])
 
 
 def without_code_blocks(text: str) -> str:
