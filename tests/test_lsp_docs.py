@@ -1,13 +1,13 @@
-"""README.md "LSP extensions" against the code: every method, command, parameter and field
-the doc lists must be what the server registers and sends, and nothing the server sends may be
-missing from the doc. Answer and status fields are taken from real payloads built by the same
-functions the server uses, on a real index."""
+"""docs/lsp-extensions.md against the server: every method, command, parameter and field the
+page lists must be what the server registers and sends, and nothing the server sends may be
+missing from the page. Answer and status fields are taken from real payloads built by the same
+functions the server uses, on a real index. (The VS Code extension's copy of the protocol is
+checked against the same page by tests/test_client_protocol.py.)"""
 
 from __future__ import annotations
 
 import dataclasses
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,66 +17,41 @@ from code_evidence.engine import Engine
 from code_evidence.live import passes, watch
 from code_evidence.lsp import app, protocol
 from code_evidence.lsp.features import find
+from support import lsp_doc
 
-DOC = Path(__file__).resolve().parents[1] / "README.md"
-
-
-def extensions_section(text: str) -> str:
-    start = text.index("## LSP extensions")
-    nxt = text.find("\n## ", start + 1)
-    return text[start : nxt if nxt != -1 else len(text)]
-
-
-def interfaces(section: str) -> dict[str, dict[str, str]]:
-    """``interface Name { field?: type; }`` blocks -> {Name: {field: type text}}."""
-    found: dict[str, dict[str, str]] = {}
-    for block in re.findall(r"```typescript\n(.*?)```", section, re.S):
-        for name, body in re.findall(r"interface (\w+) \{\n(.*?)\n\}", block, re.S):
-            fields = {}
-            for line in body.splitlines():
-                m = re.match(r"\s+(\w+)\??:\s*([^;]*);", line)
-                if m:
-                    fields[m.group(1)] = m.group(2)
-            found[name] = fields
-    return found
-
-
-def literals(type_text: str) -> set[str]:
-    return set(re.findall(r'"([^"]+)"', type_text))
+DOC = lsp_doc.LSP_DOC
 
 
 def doc_mismatches(text: str, facts: dict[str, Any]) -> list[str]:
     """Every disagreement between the doc and ``facts`` (what the code does), as a sentence."""
-    section = extensions_section(text)
     problems: list[str] = []
 
     def same(what: str, documented: Any, actual: Any) -> None:
         if documented != actual:
             problems.append(f"{what}: doc says {documented!r}, code has {actual!r}")
 
-    same("methods", set(re.findall(r"\*\*Method:\*\* `([^`]+)`", section)), facts["methods"])
-    same(
-        "notifications",
-        set(re.findall(r"\*\*Notification:\*\* `([^`]+)`", section)),
-        facts["notifications"],
-    )
-    same("commands", set(re.findall(r"\*\*Command:\*\* `([^`]+)`", section)), facts["commands"])
-    ifaces = interfaces(section)
+    same("methods", lsp_doc.methods(text), facts["methods"])
+    same("notifications", lsp_doc.notifications(text), facts["notifications"])
+    same("commands", lsp_doc.commands(text), facts["commands"])
+    ifaces = lsp_doc.interfaces(text)
     for name, actual in facts["interfaces"].items():
         if name not in ifaces:
             problems.append(f"interface {name} is not documented")
             continue
-        same(f"{name} fields", list(ifaces[name]), list(actual))
+        same(f"{name} fields", [f.name for f in ifaces[name]], list(actual))
+    documented_unions = lsp_doc.unions(ifaces)
     for (name, field), actual in facts["unions"].items():
-        same(f"{name}.{field} values", literals(ifaces.get(name, {}).get(field, "")), actual)
-    m = re.search(r"`IndexReport` is `code-evidence index --json`:(.*?)\n\n", section, re.S)
+        same(f"{name}.{field} values", documented_unions.get((name, field), set()), actual)
+    for name, field in sorted(set(documented_unions) - set(facts["unions"])):
+        problems.append(f"{name}.{field} values: documented, but the test knows no code for them")
+    m = re.search(r"`IndexReport` is `code-evidence index --json`:(.*?)\n\n", text, re.S)
     same(
         "IndexReport fields",
         re.findall(r"`(\w+)`", m.group(1)) if m else None,
         facts["index_report"],
     )
     for phrase in facts["phrases"]:
-        if phrase not in " ".join(section.split()):
+        if phrase not in " ".join(text.split()):
             problems.append(f"the doc no longer says {phrase!r}")
     return problems
 
@@ -91,6 +66,7 @@ def facts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         eng.index()
         result = eng.find(FindRequest("discount_for"))
         answer = protocol.find_answer(result, eng.workspace, eng.state)
+        explained = protocol.find_answer(result, eng.workspace, eng.state, explained=True)
         status = protocol.status_payload(eng.workspace, "ready", "ok", eng.status(), None)
     assert answer["results"], "the fixture must produce at least one result"
     return {
@@ -100,6 +76,7 @@ def facts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         "interfaces": {
             "FindParams": list(protocol.FIND_PARAMS),
             "FindAnswer": list(answer),
+            "ExplainAnswer": [k for k in explained if k not in answer],
             "Evidence": list(answer["results"][0]),
             "ContextPack": list(answer["context"]),
             "Dropped": [f.name for f in dataclasses.fields(Dropped)],
@@ -111,6 +88,7 @@ def facts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             ("FindParams", "intent"): set(protocol.INTENTS),
             ("FindParams", "depth"): set(protocol.DEPTHS),
             ("FindAnswer", "indexState"): set(protocol.INDEX_STATES),
+            ("FindAnswer", "index_mode"): {"read-write", "read-only"},
             ("StatusParams", "state"): set(protocol.STATUS_STATES),
             ("Settings", "rerank"): set(protocol.RERANK_MODES),
         },
@@ -120,6 +98,7 @@ def facts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             f"reads at least {passes.LARGE_READ} files",
             f"embeds at least {passes.LARGE_EMBED} chunks",
             f"({watch.QUIET_S:g} s of quiet, at most {watch.MAX_WAIT_S:g} s)",
+            f"`initializationOptions.{protocol.TRUST_OTHER_OWNER}`",
         ],
     }
 

@@ -1,12 +1,14 @@
-"""A real editor drives the server: headless Neovim's built-in LSP client loads the Neovim
-snippet from README.md as is, opens a file, and sends ``codeEvidence/find`` (directly, and
-through the snippet's ``:CodeEvidence`` command) and a hover; an unsaved edit in the buffer must
-be what is searched. Skips when ``nvim`` is not installed (.ci/run installs Debian's)."""
+"""A real editor drives the server: headless Neovim loads ``editors/neovim/code_evidence.lua``
+unchanged, the way editors/neovim/README.md installs it (copied into the configuration's
+``lua/`` folder, then the README's ``setup`` block in ``init.lua``), opens a file and uses what
+the file promises: ``K`` (the hover, mapped only in attached buffers), ``:CodeEvidence`` from a
+code buffer and again from the quickfix window it opened, a code lens run into the quickfix
+list, and an unsaved edit that must be what is searched. Skips when ``nvim`` is not installed
+(.ci/run installs Debian's, Neovim 0.7)."""
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -18,7 +20,8 @@ import pytest
 from support import ROOT
 from support.lsp import server_env
 
-DOC = ROOT / "README.md"
+PLUGIN = ROOT / "editors/neovim/code_evidence.lua"
+GUIDE = ROOT / "editors/neovim/README.md"
 
 DRIVER = r"""
 local out = { statuses = {} }
@@ -34,11 +37,31 @@ local function client()
   end
 end
 
+local function qf_names()
+  local names = {}
+  for _, item in ipairs(vim.fn.getqflist()) do
+    table.insert(names, vim.fn.fnamemodify(vim.api.nvim_buf_get_name(item.bufnr), ':t'))
+  end
+  return names
+end
+
+local function qf_title()
+  return vim.fn.getqflist({ title = 1 }).title
+end
+
+local function float_text()
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    if vim.api.nvim_win_get_config(win).relative ~= '' then
+      local lines = vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false)
+      return table.concat(lines, '\n')
+    end
+  end
+end
+
 local function run()
   vim.lsp.handlers['codeEvidence/status'] = function(_, result)
     table.insert(out.statuses, result.state)
   end
-  dofile(vim.g.ce_snippet)
   vim.cmd('edit ' .. vim.fn.fnameescape(vim.g.ce_file))
   local bufnr = vim.api.nvim_get_current_buf()
   out.started = vim.wait(60000, function()
@@ -66,12 +89,14 @@ local function run()
     end
   end
 
-  local line = vim.g.ce_hover_line
-  res = vim.lsp.buf_request_sync(bufnr, 'textDocument/hover', {
-    textDocument = { uri = uri }, position = { line = line, character = vim.g.ce_hover_col },
-  }, 30000)
-  for _, r in pairs(res or {}) do
-    if r.result and r.result.contents then out.hover = r.result.contents.value end
+  -- K, as a user presses it, on the call of discount_for.
+  out.k_mapped_here = vim.fn.maparg('K', 'n') ~= ''
+  vim.api.nvim_win_set_cursor(0, { vim.g.ce_hover_line + 1, vim.g.ce_hover_col })
+  vim.cmd('normal K')
+  vim.wait(30000, function() return float_text() ~= nil end, 50)
+  out.hover = float_text()
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    if vim.api.nvim_win_get_config(win).relative ~= '' then vim.api.nvim_win_close(win, true) end
   end
 
   -- An unsaved edit: Neovim sends didChange; the find must search the buffer, not the disk.
@@ -87,13 +112,38 @@ local function run()
     end
   end
 
-  -- The snippet's own command fills the quickfix list.
+  -- :CodeEvidence from the code buffer fills the quickfix list and moves into its window ...
   vim.cmd('CodeEvidence where is the oauth state checked')
   vim.wait(30000, function() return #vim.fn.getqflist() > 0 end, 50)
-  out.quickfix = {}
-  for _, item in ipairs(vim.fn.getqflist()) do
-    table.insert(out.quickfix, vim.api.nvim_buf_get_name(item.bufnr))
-  end
+  out.quickfix = qf_names()
+  out.in_quickfix = vim.bo.buftype == 'quickfix'
+  out.k_mapped_in_quickfix = vim.fn.maparg('K', 'n') ~= ''
+  -- ... and, run again from there, it still finds the workspace's server.
+  vim.cmd('CodeEvidence where is json saved to a file')
+  vim.wait(30000, function() return qf_title():find('json saved', 1, true) ~= nil end, 50)
+  out.quickfix_again = qf_names()
+  out.quickfix_again_title = qf_title()
+
+  -- A code lens: open pricing.py, wait for the resolved lens on discount_for, run it.
+  vim.cmd('wincmd p')
+  vim.cmd('edit ' .. vim.fn.fnameescape(vim.g.ce_lens_file))
+  local lens_buf = vim.api.nvim_get_current_buf()
+  vim.wait(30000, function()
+    vim.lsp.codelens.refresh()
+    vim.wait(300)
+    for _, lens in ipairs(vim.lsp.codelens.get(lens_buf)) do
+      if lens.command and lens.range.start.line == vim.g.ce_lens_line then
+        out.lens_title = lens.command.title
+        return true
+      end
+    end
+    return false
+  end, 100)
+  vim.api.nvim_win_set_cursor(0, { vim.g.ce_lens_line + 1, 0 })
+  vim.fn.setqflist({}, 'r', { title = 'before the lens', items = {} })
+  vim.cmd('normal ' .. vim.api.nvim_replace_termcodes('<leader>cl', true, false, true))
+  vim.wait(10000, function() return qf_title() == 'Code Evidence: related' end, 50)
+  out.lens_quickfix = qf_names()
 end
 
 local ok, err = pcall(run)
@@ -102,42 +152,55 @@ finish()
 """
 
 
-def snippet() -> str:
-    """The Neovim block of README.md, exactly as a user would paste it."""
-    m = re.search(r"```lua\n(-- Code Evidence language server.*?)```", DOC.read_text(), re.S)
-    assert m, "README.md has no Neovim snippet"
-    return m.group(1)
+def setup_block(cmd: list[str]) -> str:
+    """The ``setup`` call of editors/neovim/README.md as a user pastes it into init.lua, with
+    the placeholder path of its ``cmd`` replaced by this checkout's server."""
+    m = re.search(r"```lua\n(require\('code_evidence'\)\.setup\(.*?)```", GUIDE.read_text(), re.S)
+    assert m, "editors/neovim/README.md has no setup block"
+    lua_cmd = "{ " + ", ".join(json.dumps(c) for c in cmd) + " }"
+    block, n = re.subn(r"cmd = \{[^}]*\}", lambda _: f"cmd = {lua_cmd}", m.group(1))
+    assert n == 1, "the setup block must name the server command once"
+    return block
 
 
 def test_neovim_drives_the_server(project: Path, tmp_path: Path) -> None:
     nvim = shutil.which("nvim")
     if nvim is None:
         pytest.skip("nvim is not installed (Debian package `neovim`; .ci/run installs it)")
-    (tmp_path / "snippet.lua").write_text(snippet())
+    assert "~/.config/nvim/lua/code_evidence.lua" in GUIDE.read_text()
+    config = tmp_path / "xdg" / "xdg_config_home" / "nvim"
+    (config / "lua").mkdir(parents=True)
+    shutil.copyfile(PLUGIN, config / "lua" / "code_evidence.lua")
+    cmd = [sys.executable, "-m", "code_evidence.cli", "serve", "--index-dir", str(tmp_path / "i")]
+    (config / "init.lua").write_text(setup_block(cmd))
     (tmp_path / "driver.lua").write_text(DRIVER)
+
     cart = project / "src/shop/cart.py"
     lines = cart.read_text().splitlines()
     hover_line = next(i for i, t in enumerate(lines) if "discount_for(self.code)" in t)
-    cmd = [sys.executable, "-m", "code_evidence.cli", "serve", "--index-dir", str(tmp_path / "i")]
-    lua_cmd = "{" + ", ".join(json.dumps(c) for c in cmd) + "}"
+    pricing = project / "src/shop/pricing.py"
+    lens_line = next(
+        i for i, t in enumerate(pricing.read_text().splitlines()) if "def discount_for" in t
+    )
     env = server_env()
     for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
         env[var] = str(tmp_path / "xdg" / var.lower())
     out_file = tmp_path / "out.json"
     setup = [
         f"let g:ce_out = {json.dumps(str(out_file))}",
-        f"let g:ce_snippet = {json.dumps(str(tmp_path / 'snippet.lua'))}",
         f"let g:ce_file = {json.dumps(str(cart))}",
         f"let g:ce_hover_line = {hover_line}",
         f"let g:ce_hover_col = {lines[hover_line].index('discount_for') + 2}",
-        f"lua vim.g.code_evidence_cmd = {lua_cmd}",
+        f"let g:ce_lens_file = {json.dumps(str(pricing))}",
+        f"let g:ce_lens_line = {lens_line}",
     ]
-    args = [nvim, "--headless", "-u", "NONE", "-i", "NONE", "--cmd", "filetype on"]
+    # The user's init.lua (found through XDG_CONFIG_HOME), no shada; the driver runs after it.
+    args = [nvim, "--headless", "-i", "NONE"]
     for line in setup:
         args += ["-c", line]
     args += ["-c", f"luafile {tmp_path / 'driver.lua'}"]
     proc = subprocess.run(
-        args, cwd=project, env=env, capture_output=True, text=True, timeout=240, check=False
+        args, cwd=project, env=env, capture_output=True, text=True, timeout=300, check=False
     )
     assert out_file.exists(), f"nvim wrote nothing: rc={proc.returncode} {proc.stderr[-2000:]}"
     out = json.loads(out_file.read_text())
@@ -150,7 +213,15 @@ def test_neovim_drives_the_server(project: Path, tmp_path: Path) -> None:
     # A watcher pass may be running again by the time find answers (a loaded machine saw it):
     # the answer must still say which state it came from.
     assert out["index_state"] in ("ready", "partial", "indexing")
+    # K is the hover, in the attached buffer only (Neovim 0.7 maps nothing by itself).
+    assert out["k_mapped_here"] and not out["k_mapped_in_quickfix"], out
+    assert out.get("hover"), out
     assert "**Defined in**" in out["hover"] and "src/shop/pricing.py:4" in out["hover"]
     assert out["edited_top"] == "settle_gift_card_balance"
     assert "settle_gift_card_balance" not in cart.read_text()
-    assert out["quickfix"] and os.path.basename(out["quickfix"][0]) == "oauth.py"
+    assert out["in_quickfix"], "the command should leave the cursor in the quickfix window"
+    assert out["quickfix"] and out["quickfix"][0] == "oauth.py"
+    assert out["quickfix_again_title"] == "Code Evidence: where is json saved to a file"
+    assert out["quickfix_again"] and out["quickfix_again"][0] == "storage.py"
+    assert re.fullmatch(r"\d+ callers? · related", out.get("lens_title") or ""), out
+    assert "cart.py" in out["lens_quickfix"], out

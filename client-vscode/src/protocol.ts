@@ -4,6 +4,9 @@
  * This file is the single place the client spells method names and field names, so a protocol
  * change shows up as a type error everywhere it matters. It imports only the protocol
  * libraries (never `vscode`), so the unit and integration tests can use it from plain Node.
+ *
+ * docs/lsp-extensions.md is the reference; tests/test_client_protocol.py fails when this file
+ * and that page disagree (methods, commands, fields, the values of each union).
  */
 
 import {
@@ -17,7 +20,12 @@ import {
 /** How far the index is: BM25 is there before vectors, so `partial` answers are still useful. */
 export type IndexState = 'indexing' | 'partial' | 'ready';
 
-export type Intent = 'find-file' | 'explain' | 'fix-failure' | 'verify';
+/** `auto` (the default): the server classifies the question itself. */
+export type Intent = 'auto' | 'find-file' | 'explain' | 'fix-failure' | 'verify';
+
+/** How much the rerank stage may spend: `quick` never runs the cross-encoder, `interactive`
+ * (the default) scores a few candidates inside a time budget, `deep` more, with no limit. */
+export type Depth = 'quick' | 'interactive' | 'deep';
 
 export interface FindParams {
   query: string;
@@ -27,6 +35,9 @@ export interface FindParams {
   limit?: number;
   budgetTokens?: number;
   intent?: Intent;
+  /** A git revision: answer from the code as it was at that commit. */
+  asOf?: string;
+  depth?: Depth;
 }
 
 /** One ranked piece of evidence. `start`/`end` are 1-based inclusive lines (the CLI's shape);
@@ -77,8 +88,16 @@ export interface FindResult {
   insufficient_reason: string | null;
   trace?: Record<string, StageTiming>;
   intent?: string;
+  /** `read-only`: another process holds the index's writer lock; the answer is from the index
+   * as it was. */
+  index_mode?: 'read-write' | 'read-only';
   notes?: string[];
   indexState?: IndexState;
+}
+
+/** `codeEvidence/explain`: the answer plus one line per result saying why it ranked there. */
+export interface ExplainResult extends FindResult {
+  explain: string[];
 }
 
 /** What `codeEvidence/status` carries and what `codeEvidence.status` returns, one per workspace
@@ -121,6 +140,7 @@ export type ShowRelatedArgs = [uri: string, position: Position, locations: Locat
 export const SETTINGS_SECTION = 'codeEvidence';
 
 export const FindRequest = new RequestType<FindParams, FindResult, void>('codeEvidence/find');
+export const ExplainRequest = new RequestType<FindParams, ExplainResult, void>('codeEvidence/explain');
 export const StatusNotification = new NotificationType<IndexStatus>('codeEvidence/status');
 
 /** Commands the server implements (workspace/executeCommand). */

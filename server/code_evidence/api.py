@@ -8,6 +8,8 @@ remove them. Everything serialises through :func:`to_json_dict`, so there is one
 from __future__ import annotations
 
 import dataclasses
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -24,6 +26,21 @@ MAX_LINE = 2**31 - 1  # LSP's largest line number (a uinteger)
 
 class EngineError(Exception):
     """A problem with the user's input or environment, with a message meant for them."""
+
+
+class RequestCancelled(Exception):
+    """The host gave up on a request (its client cancelled it) and the engine stopped early."""
+
+
+@dataclass(frozen=True, slots=True)
+class RequestControl:
+    """How a long-lived host steers a running find. ``cancel``: set when its client gave up;
+    the cross-encoder starts no further pair. ``pause``: called between two cross-encoder
+    pairs; returns once the host's latency-sensitive requests (hover, status) are served, so
+    a deep find gives them the CPU instead of competing for it."""
+
+    cancel: threading.Event = field(default_factory=threading.Event)
+    pause: Callable[[], None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +185,11 @@ class Related:
     callers: list[Evidence]
     caller_count: int  # all callers, of which ``callers`` lists the first
     related: list[Evidence]
+    # What the code at the place calls (the definitions of the names it calls), and the tests
+    # that exercise it (test code calling the name, or calling into the file from a test file
+    # that imports it).
+    callees: list[Evidence] = field(default_factory=list)
+    tests: list[Evidence] = field(default_factory=list)
 
 
 @dataclass(slots=True)

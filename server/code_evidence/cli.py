@@ -1,4 +1,5 @@
-"""``code-evidence``: index, find, status. A thin shell over :class:`Engine`.
+"""``code-evidence``: index, find, status (and the servers: ``serve``, ``mcp``). A thin shell
+over :class:`Engine`.
 
 Exit codes: 0 success, 2 bad input or configuration (the message says what to fix), 1 anything
 unexpected. Machine output (``--json``, ``--batch``) goes to stdout; progress and messages go to
@@ -177,7 +178,43 @@ def build_parser() -> argparse.ArgumentParser:
     p_serve.add_argument(
         "--index-dir", default=None, help="index folder (default: per-user cache, per folder)"
     )
+
+    p_mcp = sub.add_parser(
+        "mcp", help="run the MCP server over stdio (for coding agents; docs/agents.md)"
+    )
+    _common(p_mcp)
+    p_mcp.add_argument(
+        "--index-wait",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="how long a question waits for the index to take in recent changes (or, on an "
+        "unindexed workspace, for lexical readiness) before answering from what exists "
+        "(default 30)",
+    )
     return parser
+
+
+MCP_INSTALL = "pip install 'code-evidence[mcp]'"
+
+
+def _cmd_mcp(args: argparse.Namespace) -> int:
+    """The MCP SDK is an optional extra: without it, say exactly how to add it."""
+    try:
+        from .mcp.server import serve
+    except ModuleNotFoundError as exc:
+        if exc.name is None or exc.name.split(".")[0] not in ("mcp", "mcp_types"):
+            raise
+        print(
+            "code-evidence: error: `code-evidence mcp` needs the MCP SDK, which is not "
+            f"installed. Install it with:\n  {MCP_INSTALL}\n(from a checkout of this "
+            "repository: pip install -e '.[mcp]')",
+            file=sys.stderr,
+        )
+        return 2
+    if args.index_wait < 0:
+        raise EngineError("--index-wait must be 0 or more seconds")
+    return serve(args.workspace, args.index_dir, args.trust_other_owner, args.index_wait)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -187,6 +224,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return serve(args.index_dir)
     try:
+        if args.command == "mcp":
+            return _cmd_mcp(args)
         if args.command in ("eval", "tune"):
             return _cmd_history(args)
         with Engine(

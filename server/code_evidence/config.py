@@ -223,8 +223,9 @@ def _check_range(f: dataclasses.Field[Any], value: Any, where: str) -> None:
 
 
 def key_limits() -> dict[str, tuple[str, str, str]]:
-    """``"[section] key"`` -> (type, range, default) as the configuration table documents
-    them (a test holds the two together)."""
+    """``"[section] key"`` -> (type, range, default) as docs/configuration.md writes them (a
+    test holds the two together)."""
+    kinds = {bool: "boolean", int: "integer", float: "number", str: "string"}
     out: dict[str, tuple[str, str, str]] = {}
     for section in dataclasses.fields(Config):
         defaults = getattr(Config(), section.name)
@@ -232,18 +233,16 @@ def key_limits() -> dict[str, tuple[str, str, str]]:
             default = getattr(defaults, f.name)
             bounds = _bounds(f)
             if f.name == "rerank_threads":
-                text = "0 – physical cores"
+                text = "0 to the physical cores"
             elif bounds is not None:
-                text = f"{bounds[0]:_} – {bounds[1]:_}".replace("_", " ")
+                text = "–".join(f"{b:,}" if isinstance(b, int) else f"{b:g}" for b in bounds)
             elif f.name == "exclude":
-                text = f"≤ {MAX_PATTERNS} patterns of ≤ {MAX_PATTERN_CHARS} characters"
+                text = f"≤ {MAX_PATTERNS:,} patterns of ≤ {MAX_PATTERN_CHARS:,} characters"
             elif f.name in _CHOICES:
-                text = " / ".join(f'`"{c}"`' for c in _CHOICES[f.name])
+                text = ", ".join(f'`"{c}"`' for c in _CHOICES[f.name])
             else:
-                text = "`true` / `false`"
-            kind = {bool: "bool", int: "int", float: "float", str: "string"}.get(
-                type(default), "list of strings"
-            )
+                text = ""
+            kind = kinds.get(type(default), "list of strings")
             shown = json.dumps(list(default) if isinstance(default, tuple) else default)
             out[f"[{section.name}] {f.name}"] = (kind, text, f"`{shown}`")
     return out

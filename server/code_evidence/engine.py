@@ -16,7 +16,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from functools import lru_cache
 from pathlib import Path
 
@@ -29,6 +29,7 @@ from .api import (
     FindResult,
     IndexReport,
     Related,
+    RequestControl,
     StageTiming,
     Status,
     check_line,
@@ -39,7 +40,7 @@ from .git import Git
 from .index import snapshot
 from .index.indexer import Indexer, PassInput, Progress, chunking_key, plan
 from .index.parts import IndexParts, PartsUnavailable
-from .index.scan import scan_workspace
+from .index.scan import ScanResult, scan_workspace
 from .index.store import Store
 from .models import crossencoder
 from .models.embed_cache import EmbeddingCache
@@ -187,8 +188,15 @@ class Engine:
 
     @property
     def reader(self) -> Store:
-        """The store's reading connection (what requests read while a pass writes)."""
+        """This thread's reading connection to the store (what requests read while a pass
+        writes; see ``IndexParts.reader``)."""
         return self.parts.reader
+
+    def snapshot(self) -> AbstractContextManager[Store]:
+        """Reads inside the block see one committed index state (see ``Store.snapshot``):
+        every engine read takes one, so a request on any thread is never half before and half
+        after a pass. Nested blocks share the outermost."""
+        return self.parts.reader.snapshot()
 
     def close(self) -> None:
         with self._index_lock:
@@ -288,9 +296,13 @@ class Engine:
 
     def status(self) -> Status:
         scan = scan_workspace(self.workspace, self.config.index, self.git)
+        size = sum(p.stat().st_size for p in self.index_dir.rglob("*") if p.is_file())
+        with self.snapshot():
+            return self._status(scan, size)
+
+    def _status(self, scan: ScanResult, size: int) -> Status:
         work = plan(self.reader, scan.files, chunking_key(self.config.index))
         files, chunks = self.reader.counts()
-        size = sum(p.stat().st_size for p in self.index_dir.rglob("*") if p.is_file())
         return Status(
             workspace=str(self.workspace),
             index_dir=str(self.index_dir),
@@ -312,34 +324,50 @@ class Engine:
 
     def indexed_head(self) -> tuple[str | None, str | None]:
         """(commit, branch) the index was last brought to."""
-        return self.reader.get_meta("commit"), self.reader.get_meta("branch")
+        with self.snapshot() as reader:
+            return reader.get_meta("commit"), reader.get_meta("branch")
 
     # -- lookups for editor features (hover, code lens) ---------------------------------------
     def outline(self, path: str) -> list[Evidence]:
         """The chunks of one file in line order: where lenses go."""
-        return self._lookups.outline(path)
+        with self.snapshot():
+            return self._lookups.outline(path)
 
     def symbol_at(self, path: str, line: int) -> Evidence | None:
-        return self._lookups.symbol_at(path, line)
+        with self.snapshot():
+            return self._lookups.symbol_at(path, line)
 
     def definitions(self, name: str, limit: int = 5) -> list[Evidence]:
-        return self._lookups.definitions(name, limit)
+        with self.snapshot():
+            return self._lookups.definitions(name, limit)
 
     def callers(self, name: str, limit: int = 10) -> list[Evidence]:
-        return self._lookups.callers(name, limit)
+        with self.snapshot():
+            return self._lookups.callers(name, limit)
 
     def caller_counts(self, names: list[str]) -> dict[str, int]:
-        return self.reader.caller_counts(names)
+        with self.snapshot() as reader:
+            return reader.caller_counts(names)
 
-    def related(self, path: str, line: int, name: str | None = None) -> Related:
-        """What hover and code lenses show at ``path:line`` (1-based): see
-        :meth:`search.lookups.Lookups.related`."""
+    def related(
+        self, path: str, line: int, name: str | None = None, extra: bool = False
+    ) -> Related:
+        """What hover and code lenses show at ``path:line`` (1-based), with ``extra`` the
+        callees and tests too: see :meth:`search.lookups.Lookups.related`."""
         check_line(line)
         rel = self._relative(path)
-        return self._lookups.related(rel, line, name, lambda req: self.find(req, refresh=False))
+        with self.snapshot():
+            return self._lookups.related(
+                rel, line, name, lambda req: self.find(req, refresh=False), extra
+            )
 
     # -- find -------------------------------------------------------------------------------
-    def find(self, req: FindRequest, refresh: bool = True) -> FindResult:
+    def find(
+        self, req: FindRequest, refresh: bool = True, control: RequestControl | None = None
+    ) -> FindResult:
+        """The answer to ``req``: with ``refresh``, the index is brought up to date first;
+        ``control`` is how a host steers it while it runs (``api.RequestControl``: cancelled,
+        it raises :class:`~.api.RequestCancelled`)."""
         req, cut = checked(req)
         notes = [*self.notes, *cut]
         open_file = self._relative(req.open_file) if req.open_file else None
@@ -352,24 +380,37 @@ class Engine:
             notes.extend(more)
             changed = report.files_changed + report.files_removed if report else 0
             timings["refresh"] = StageTiming(changed, (time.perf_counter() - t0) * 1000)
+        with self.snapshot():
+            result = self._answer(req, open_file, timings, notes, control)
+        # Callers may edit what they get (drop results, add notes); the cache keeps its own.
+        return self._without_deleted(
+            dataclasses.replace(result, results=list(result.results), notes=list(notes))
+        )
+
+    def _answer(
+        self,
+        req: FindRequest,
+        open_file: str | None,
+        timings: dict[str, StageTiming],
+        notes: list[str],
+        control: RequestControl | None,
+    ) -> FindResult:
+        """From the answer cache, else from the pipeline (inside the caller's snapshot)."""
         cfg = self.config
         t0 = time.perf_counter()
         key = answer_key(self.reader, len(self.parts.vectors), req, open_file, cfg)
         cached = self._answers.get(key)
         if cached is not None:
             timings["cache"] = StageTiming(1, (time.perf_counter() - t0) * 1000)
-            result = dataclasses.replace(cached, trace=timings, notes=notes)
-        else:
-            result = pipeline.answer(req, open_file, cfg, self._search_index(cfg), timings, notes)
-            if not self.read_only:
-                self.requests.record(result, open_file, req.line)
-            damaged = self.parts.repair_lexical_if_damaged(result.notes, self._index_lock)
-            if not self._indexing and not damaged:  # mid-pass or degraded: never keep them
-                self._answers.put(key, result)
-        # Callers may edit what they get (drop results, add notes); the cache keeps its own.
-        return self._without_deleted(
-            dataclasses.replace(result, results=list(result.results), notes=list(notes))
-        )
+            return dataclasses.replace(cached, trace=timings, notes=notes)
+        index = self._search_index(cfg)
+        result = pipeline.answer(req, open_file, cfg, index, timings, notes, control)
+        if not self.read_only:
+            self.requests.record(result, open_file, req.line)
+        damaged = self.parts.repair_lexical_if_damaged(result.notes, self._index_lock)
+        if not self._indexing and not damaged:  # mid-pass or degraded: never keep them
+            self._answers.put(key, result)
+        return result
 
     def _without_deleted(self, result: FindResult) -> FindResult:
         """A file deleted since the last pass must vanish from answers at once, not after the

@@ -43,9 +43,44 @@ def lexdoc(sc: StoredChunk) -> LexDoc:
     return LexDoc(sc.id, sc.chunk.path, sc.chunk.symbol, sc.chunk.text)
 
 
+class Readers:
+    """One read-only connection to the store per thread.
+
+    Requests run on several threads at once (``live/pool.py``) while the index pass writes on
+    its own. An SQLite connection shared between threads serialises them and mixes their
+    transactions; one per thread lets each request hold its own snapshot
+    (:meth:`Store.snapshot`) and read in parallel with the others and with the writer (WAL).
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._local = threading.local()
+        self._all: list[Store] = []
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def get(self) -> Store:
+        store: Store | None = getattr(self._local, "store", None)
+        if store is None:
+            with self._lock:
+                if self._closed:
+                    raise PartsUnavailable("the index is closed")
+                store = Store(self.path, read_only=True)
+                self._all.append(store)
+            self._local.store = store
+        return store
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            for store in self._all:
+                store.close()
+            self._all.clear()
+
+
 class IndexParts:
-    """Store (writer connection), reader (a second connection that requests use while a pass
-    writes), lexical and vector indexes of one index folder.
+    """Store (writer connection), readers (one connection per thread that requests use while
+    a pass writes), lexical and vector indexes of one index folder.
 
     ``cache`` gives the embedding cache when vectors must be rebuilt (it is opened only then);
     ``model_id`` names the embedding model chunk keys are made for.
@@ -99,7 +134,7 @@ class IndexParts:
             self.store = Store(db_path)
         self.lexical = LexicalIndex(index_dir / "lexical", read_only=read_only)
         self.vectors = VectorIndex(index_dir / "vectors.usearch", dim=DIM)
-        self.reader = self.store if read_only else Store(db_path, read_only=True)
+        self._readers = Readers(db_path)
         if read_only:
             if not self.notes:  # (else the note says why it is read-only)
                 self.notes.append(
@@ -188,9 +223,13 @@ class IndexParts:
             self.vectors.add(ids, np.stack(vecs))
         return missing
 
+    @property
+    def reader(self) -> Store:
+        """This thread's read-only connection (made on first use, closed with the parts)."""
+        return self._readers.get()
+
     def close(self) -> None:
-        if self.reader is not self.store:
-            self.reader.close()
+        self._readers.close()
         self.store.close()
         self.lexical.close()
 

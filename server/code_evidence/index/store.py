@@ -16,10 +16,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..api import Chunk
-from ..paths import create_private_file
+from .storefile import (
+    StoreCorrupt,
+    StoreOutdated,
+    StoreUnwritable,
+    connect_reader,
+    connect_writer,
+)
 
 # An index built under another schema is rebuilt on open (with a note), never an error.
 SCHEMA_VERSION = "7"
+__all__ = ["SCHEMA_VERSION", "Store", "StoreCorrupt", "StoreOutdated", "StoreUnwritable"]
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -73,23 +80,6 @@ CREATE TABLE IF NOT EXISTS import_edges (src TEXT NOT NULL, dst TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS import_src ON import_edges(src);
 CREATE INDEX IF NOT EXISTS import_dst ON import_edges(dst);
 """
-
-
-class StoreCorrupt(RuntimeError):
-    """The database file is not a usable index; the caller deletes and rebuilds it."""
-
-
-class StoreUnwritable(RuntimeError):
-    """The file system under the store takes no writes (full, read-only): the store is intact
-    and can still be read, so it must not be deleted as if it were corrupt."""
-
-
-# What SQLite says when the file system, not the file, is the problem.
-_NO_WRITE = ("disk i/o error", "disk is full", "unable to open database", "readonly database")
-
-
-class StoreOutdated(StoreCorrupt):
-    """An index built under another schema (another version of Code Evidence): rebuilt."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,51 +146,19 @@ def _row_to_chunk(row: sqlite3.Row | tuple) -> StoredChunk:
     )
 
 
-def _read_only(path: Path) -> sqlite3.Connection:
-    """A reading connection. A WAL database needs its -shm file even to be read; where the
-    file system cannot create it (full, read-only), the file is opened as immutable: nothing
-    can write it there either."""
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30, check_same_thread=False)
-    try:
-        db.execute("SELECT count(*) FROM meta").fetchone()
-        return db
-    except sqlite3.OperationalError as exc:
-        db.close()
-        if not any(w in str(exc).lower() for w in _NO_WRITE):
-            raise
-    return sqlite3.connect(
-        f"file:{path}?mode=ro&immutable=1", uri=True, timeout=30, check_same_thread=False
-    )
-
-
 class Store:
     def __init__(self, path: Path, read_only: bool = False) -> None:
         self.path = path
         self.read_only = read_only
+        self._snapshots = 0  # depth of nested snapshot() blocks
         try:
-            if read_only:
-                self.db = _read_only(path)
-            else:
-                try:
-                    # Created 0600 before SQLite opens it: its -wal and -shm take its mode.
-                    create_private_file(path)
-                    self.db = sqlite3.connect(path, timeout=30, check_same_thread=False)
-                    self.db.execute("PRAGMA journal_mode=WAL")
-                    self.db.execute("PRAGMA synchronous=NORMAL")
-                    self.db.executescript(_DDL)
-                except (OSError, sqlite3.OperationalError) as exc:
-                    if isinstance(exc, OSError) or any(w in str(exc).lower() for w in _NO_WRITE):
-                        raise StoreUnwritable(f"{path}: {exc}") from exc
-                    raise
+            self.db = connect_reader(path) if read_only else connect_writer(path, _DDL)
             version = self.get_meta("schema_version")
             if version is None and not read_only:
                 self.set_meta_now({"schema_version": SCHEMA_VERSION})
             elif version is not None and version != SCHEMA_VERSION:
                 self.db.close()
-                raise StoreOutdated(
-                    f"it was built by another version of Code Evidence (index schema "
-                    f"{version}, this version uses {SCHEMA_VERSION})"
-                )
+                raise StoreOutdated(version, SCHEMA_VERSION)
             self.db.execute("SELECT count(*) FROM chunks").fetchone()
         except sqlite3.DatabaseError as exc:
             raise StoreCorrupt(f"{path}: {exc}") from exc
@@ -225,6 +183,23 @@ class Store:
             "ON CONFLICT(key) DO UPDATE SET value=excluded.value",
             list(values.items()),
         )
+
+    @contextmanager
+    def snapshot(self) -> Iterator[Store]:
+        """Every read inside the block sees one committed state of the store, whatever a
+        writer commits meanwhile (a read transaction: WAL readers never block the writer).
+        Nested blocks share the outermost one. One connection, one thread: see
+        ``IndexParts.reader``."""
+        if self._snapshots == 0:
+            self.db.execute("BEGIN DEFERRED")
+            self.db.execute("SELECT 1 FROM meta LIMIT 1").fetchall()  # the snapshot starts here
+        self._snapshots += 1
+        try:
+            yield self
+        finally:
+            self._snapshots -= 1
+            if self._snapshots == 0:
+                self.db.rollback()
 
     @contextmanager
     def transaction(self) -> Iterator[None]:

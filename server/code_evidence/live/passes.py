@@ -111,6 +111,10 @@ class PassScheduler:
         self._cond = threading.Condition()
         self._requested = 0
         self._completed = 0
+        # Passes whose text part (store, BM25, structure) is committed: a pass still embedding
+        # already answers from it.
+        self._searchable = 0
+        self.progress_pct: int | None = None  # the running pass's progress, when it shows any
         self._running = 0  # generation of the pass in progress, 0 when idle
         self._want = _Want()
         self._busy = False
@@ -205,6 +209,21 @@ class PassScheduler:
     def wait_for(self, generation: int, timeout: float) -> bool:
         return self._wait(lambda: self._completed >= generation, timeout)
 
+    def settle(self, timeout: float) -> bool:
+        """Wait until every change seen so far is searchable: changes the watcher is still
+        debouncing are handed over now, and a pass that includes them must have committed its
+        text part (files, BM25, structure; embedding may go on). ``timeout`` bounds the wait;
+        True when nothing is left to wait for. A host that answers questions about code an
+        agent just edited calls this first; an editor waits for its own buffers instead."""
+        batch = self._debouncer.take()
+        if batch is not None:
+            self._on_batch(batch)
+        with self._cond:
+            target = self._requested if self._requested > self._searchable else 0
+        if not target:
+            return True
+        return self._wait(lambda: self._searchable >= target, timeout)
+
     def _wait(self, done: Callable[[], bool], timeout: float) -> bool:
         """Block on the scheduler's condition until ``done()`` holds (checked under its lock),
         the scheduler stops, or ``timeout`` seconds pass; returns ``done()``."""
@@ -245,8 +264,9 @@ class PassScheduler:
                 want, self._want = self._want, _Want()
                 self._busy = True
                 self._running = target
+                self.progress_pct = None
             try:
-                self._pass(want)
+                self._pass(want, target)
             except Exception as exc:  # never let the worker die: report and wait for more
                 log.exception("index pass failed")
                 self._report("failed", "error", f"indexing failed: {exc}")
@@ -257,6 +277,8 @@ class PassScheduler:
                     self._cancel = None
                     self._indexed_seq = max(self._indexed_seq, self._synced_seq)
                     self._completed = max(self._completed, target)
+                    self._searchable = max(self._searchable, target)
+                    self.progress_pct = None
                     self._cond.notify_all()
 
     def _sync_overlays(self) -> bool:
@@ -286,7 +308,16 @@ class PassScheduler:
             changed = True
         return changed
 
-    def _pass(self, want: _Want) -> None:
+    def _searchable_now(self, generation: int) -> None:
+        """The running pass committed its text part (what is left is embedding)."""
+        with self._cond:
+            self._searchable = max(self._searchable, generation)
+            self._cond.notify_all()
+
+    def _progress(self, pct: int) -> None:
+        self.progress_pct = pct
+
+    def _pass(self, want: _Want, generation: int) -> None:
         log.debug("pass: %s (forced=%s, head=%s)", want.reason, want.forced, want.head)
         overlays_changed = self._sync_overlays()
         if not want.forced and not overlays_changed:
@@ -301,7 +332,14 @@ class PassScheduler:
             if self._stopping:
                 return
             self._cancel = cancel
-        tracker = _ProgressTracker(self.reporter, cancel, want.progress, self.root.name)
+        tracker = _ProgressTracker(
+            self.reporter,
+            cancel,
+            want.progress,
+            self.root.name,
+            on_searchable=lambda: self._searchable_now(generation),
+            on_progress=self._progress,
+        )
         try:
             report = self.engine.index(tracker, cancel)
         except IndexCancelled:
@@ -333,8 +371,18 @@ class _ProgressTracker:
     initial or requested pass, lazily once a pass turns out large; percentages only rise."""
 
     def __init__(
-        self, reporter: PassReporter, cancel: threading.Event, eager: bool, name: str
+        self,
+        reporter: PassReporter,
+        cancel: threading.Event,
+        eager: bool,
+        name: str,
+        on_searchable: Callable[[], None] | None = None,
+        on_progress: Callable[[int], None] | None = None,
     ) -> None:
+        """``on_searchable``: called once, when the text part is committed (BM25 done, or
+        embedding begun); ``on_progress``: every percentage, shown or not."""
+        self.on_searchable = on_searchable
+        self.on_progress = on_progress
         self.reporter = reporter
         self.cancel = cancel
         self.title = f"Code Evidence: indexing {name}"
@@ -350,6 +398,13 @@ class _ProgressTracker:
         self.handle = self.reporter.progress(self.title, self.cancel)
 
     def __call__(self, stage: str, done: int, total: int) -> None:
+        text_done = stage == "embed" or (stage == "lexical" and done >= total)
+        if text_done and self.on_searchable is not None:
+            self.on_searchable()
+            self.on_searchable = None
+        if self.on_progress is not None:
+            lo, hi = _STAGE_SPAN.get(stage, (0, 99))
+            self.on_progress(lo + (hi - lo) * done // max(total, 1))
         if not self.started and (
             (stage == "read" and total >= LARGE_READ) or (stage == "embed" and total >= LARGE_EMBED)
         ):

@@ -140,6 +140,15 @@ class Debouncer:
             self._batch.buffers |= buffers
             self._cond.notify()
 
+    def take(self) -> Batch | None:
+        """The changes collected so far, now, instead of at the end of the quiet period (a
+        caller that must answer from an index that includes them); None when there are none."""
+        with self._cond:
+            if not self._batch.events:
+                return None
+            batch, self._batch = self._batch, Batch()
+            return batch
+
     def close(self) -> None:
         with self._cond:
             self._closed = True
@@ -162,6 +171,8 @@ class Debouncer:
                 if self._closed:
                     return
                 batch, self._batch = self._batch, Batch()
+            if not batch.events:
+                continue  # taken meanwhile (take())
             try:
                 self._flush(batch)
             except Exception:  # a failing flush must not stop watching

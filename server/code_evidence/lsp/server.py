@@ -5,9 +5,10 @@ one server of the process and registers them on it; which folder a request belon
 ``folders.py``; each folder's engine and passes are ``session.py``. This module holds what they
 all run on, and imports none of the features, so they can import it.
 
-Threads: pygls runs handlers on its asyncio loop; every engine read goes to the folder's read
-thread, index passes run on its index thread (``live/passes.py``) and other blocking work goes
-to ``pool``, so the loop only parses, routes and answers. Requests are
+Threads: pygls runs handlers on its asyncio loop; every engine read goes to the folder's
+request pool (``live/pool.py``: hover, lenses and status in a lane of their own, finds in
+another), index passes run on its index thread (``live/passes.py``) and other blocking work
+goes to ``pool``, so the loop only parses, routes and answers. Requests are
 ``async`` and await their pool work, which is what makes ``$/cancelRequest`` effective: pygls
 cancels the awaiting task and answers ``RequestCancelled`` at once. Everything that talks to
 the client from another thread is handed to the loop with ``call_soon_threadsafe``.
@@ -43,6 +44,7 @@ from pygls.protocol import (
 )
 
 from .. import __version__
+from ..live.pool import Priority
 from . import protocol
 from .folders import Folders
 from .framing import serve_stream
@@ -216,9 +218,12 @@ class CodeEvidenceServer(LanguageServer):
         """Blocking work that is not an engine read (waits, session start/stop)."""
         return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
 
-    async def read(self, session: FolderSession, fn: Callable[..., T], *args: Any) -> T:
-        """Engine reads go to the folder's read thread (see FolderSession)."""
-        return await asyncio.wrap_future(session.submit(fn, *args))
+    async def read(
+        self, session: FolderSession, priority: Priority, fn: Callable[..., T], *args: Any
+    ) -> T:
+        """Engine reads go to the folder's request pool, in ``priority``'s lane (see
+        ``live/pool.py``); cancelling the awaiting task drops a read that has not started."""
+        return await asyncio.wrap_future(session.submit(priority, fn, *args))
 
     def supports(self, dotted: str) -> bool:
         """Whether the client announced a capability, e.g. ``window.work_done_progress``."""

@@ -1,27 +1,37 @@
-"""One workspace folder behind the language server: its engine, its read thread, its passes.
+"""One workspace folder behind the language server: its engine, its request pool, its passes.
 
 What is generic about keeping a folder's index fresh (the watcher, editor buffers, the pass
-worker) lives in ``live/passes.py``; this module adds what the language server needs around
-it. Every engine read runs on the folder's one read thread, so the event loop never waits for
-one and the engine's shared reader stays on one thread. Editor settings become an engine
-configuration. And the scheduler's neutral :class:`PassStatus` becomes the
-``codeEvidence/status`` payload (``protocol.status_payload``), with the index counts read on
-the read thread, sent only when it changed.
+worker) lives in ``live/passes.py``, and the pool requests run on in ``live/pool.py``; this
+module adds what the language server needs around them. Engine reads run on the folder's
+:class:`RequestPool`, so the event loop never waits for one and a deep find never holds up a
+hover: each read takes its own snapshot of the index on its worker's own connection. Editor
+settings become an engine configuration. And the scheduler's neutral :class:`PassStatus`
+becomes the ``codeEvidence/status`` payload (``protocol.status_payload``), sent only when it
+changed.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from ..api import Evidence, FindRequest, FindResult, IndexReport, Related, Status
+from ..api import (
+    Evidence,
+    FindRequest,
+    FindResult,
+    IndexReport,
+    Related,
+    RequestControl,
+    Status,
+)
 from ..engine import Engine
 from ..live import watch
 from ..live.passes import Head, PassScheduler, PassStatus, ProgressHandle
+from ..live.pool import Priority, RequestPool
 from . import protocol
 
 T = TypeVar("T")
@@ -47,8 +57,8 @@ class _Base:
 
 
 class FolderSession:
-    """One open workspace folder: the engine, the read thread every engine read runs on, the
-    folder's :class:`PassScheduler`, and the last status sent to the editor."""
+    """One open workspace folder: the engine, the pool its reads run on, the folder's
+    :class:`PassScheduler`, and the last status sent to the editor."""
 
     def __init__(
         self,
@@ -70,12 +80,8 @@ class FolderSession:
         cfg = self.engine.config
         self._base = _Base(cfg.context.budget_tokens, cfg.stages.rerank, tuple(cfg.index.exclude))
         self.default_limit: int | None = None
-        # Every engine read (find, lookups, status, meta) runs on this one thread: the engine's
-        # sqlite reader connection and its answer cache are shared, unlocked state.
-        self._local = threading.local()
-        self._reads = ThreadPoolExecutor(
-            max_workers=1, thread_name_prefix="ce-read", initializer=self._mark_reader
-        )
+        # Hover, lenses and status on workers of their own; finds on the others, deep last.
+        self.pool = RequestPool(f"read-{self.root.name}")
         self._last_payload: dict[str, Any] | None = None
         self.passes = PassScheduler(
             self.engine,
@@ -94,7 +100,7 @@ class FolderSession:
         """Stop watching, cancel a running pass (what it committed stays) and release the
         index: an editor closing must not wait for an hour of embedding."""
         self.passes.close()
-        self._reads.shutdown(wait=True, cancel_futures=True)
+        self.pool.close()
         self.engine.close()
 
     @property
@@ -168,41 +174,36 @@ class FolderSession:
         self.reporter.status(payload)
 
     # -- reads -------------------------------------------------------------------
-    def _mark_reader(self) -> None:
-        self._local.reader = True
+    def submit(self, priority: Priority, fn: Callable[..., T], *args: Any) -> Future[T]:
+        """Run ``fn`` on the pool (await it with ``asyncio.wrap_future``)."""
+        return self.pool.submit(priority, fn, *args)
 
-    def submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
-        """Run ``fn`` on the read thread (await it with ``asyncio.wrap_future``)."""
-        return self._reads.submit(fn, *args)
-
-    def _on_reader(self, fn: Callable[..., T], *args: Any) -> T:
-        if getattr(self._local, "reader", False):
-            return fn(*args)
-        return self._reads.submit(fn, *args).result()
-
-    def find(self, req: FindRequest) -> FindResult:
+    def find(self, req: FindRequest, cancel: threading.Event | None = None) -> FindResult:
         """The engine's answer from the committed index (files deleted since the last pass
-        are already left out by the engine)."""
-        return self._on_reader(self.engine.find, req, False)
+        are already left out by the engine). ``cancel``: set when the client gave up; a deep
+        find also pauses between cross-encoder pairs while hover, lenses or status wait."""
+        pause = self.pool.yield_to_latency if req.depth == "deep" else None
+        control = RequestControl(cancel or threading.Event(), pause)
+        return self.engine.find(req, False, control)
 
     def related(self, rel: str, line: int, name: str | None = None) -> Related:
         """What hover and code lenses show at ``rel:line`` (see ``Engine.related``)."""
-        return self._on_reader(self.engine.related, rel, line, name)
+        return self.engine.related(rel, line, name)
 
     def find_as_of(self, req: FindRequest, ref: str) -> FindResult:
         """An answer from the code at ``ref`` (a snapshot indexed in the cache; the working
         tree and this folder's index are not touched)."""
-        return self._on_reader(self.engine.find_as_of, req, ref)
+        return self.engine.find_as_of(req, ref)
 
     def read_status(self) -> Status:
-        return self._on_reader(self.engine.status)
+        return self.engine.status()
 
     def indexed_head(self) -> Head:
         """(commit, branch) the index was last brought to."""
-        return self._on_reader(self.engine.indexed_head)
+        return self.engine.indexed_head()
 
     def outline(self, rel: str) -> list[Evidence]:
-        return self._on_reader(self.engine.outline, rel)
+        return self.engine.outline(rel)
 
 
 class _StatusRelay:

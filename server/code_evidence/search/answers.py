@@ -9,6 +9,7 @@ can never outlive the code it cites, and a ranking change never serves an answer
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 
 from ..api import FindRequest, FindResult
@@ -48,23 +49,28 @@ def answer_key(
 
 
 class AnswerCache:
-    """The newest ``size`` answers, least recently used out first."""
+    """The newest ``size`` answers, least recently used out first. Requests on several threads
+    share it (``live/pool.py``), hence the lock."""
 
     def __init__(self, size: int = ANSWER_CACHE_SIZE) -> None:
         self.size = size
         self._items: OrderedDict[Key, FindResult] = OrderedDict()
+        self._lock = threading.Lock()
 
     def get(self, key: Key) -> FindResult | None:
-        found = self._items.get(key)
-        if found is not None:
-            self._items.move_to_end(key)
-        return found
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+            return found
 
     def put(self, key: Key, result: FindResult) -> None:
-        self._items[key] = result
-        self._items.move_to_end(key)
-        if len(self._items) > self.size:
-            self._items.popitem(last=False)
+        with self._lock:
+            self._items[key] = result
+            self._items.move_to_end(key)
+            if len(self._items) > self.size:
+                self._items.popitem(last=False)
 
     def clear(self) -> None:
-        self._items.clear()
+        with self._lock:
+            self._items.clear()

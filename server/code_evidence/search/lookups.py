@@ -18,6 +18,8 @@ from .pipeline import stored_evidence
 RELATED_DEFINITIONS = 3
 RELATED_CALLERS = 10
 RELATED_OTHER = 5
+RELATED_CALLEES = 10
+RELATED_TESTS = 5
 
 
 class Lookups:
@@ -56,11 +58,17 @@ class Lookups:
         return self._reader().caller_counts(names)
 
     def related(
-        self, rel: str, line: int, name: str | None, find: Callable[[FindRequest], FindResult]
+        self,
+        rel: str,
+        line: int,
+        name: str | None,
+        find: Callable[[FindRequest], FindResult],
+        extra: bool = False,
     ) -> Related:
         """What hover and code lenses show at ``rel:line`` (1-based): for ``name`` (default:
         the symbol defined there) its definitions, callers, and what a quick search (``find``)
-        from that place finds besides them. Locations already listed are not repeated."""
+        from that place finds besides them. Locations already listed are not repeated.
+        ``extra`` (an agent's question, not a mouse rest): the callees and tests too."""
         here = self.symbol_at(rel, line)
         symbol = here.symbol if here is not None else ""
         name = name or symbol_name(symbol).rsplit("::", 1)[-1]
@@ -80,8 +88,44 @@ class Lookups:
         quick = find(
             FindRequest(query, open_file=rel, line=line, limit=10, budget_tokens=0, depth="quick")
         )
-        others = _exclude(quick.results, [*definitions, *callers, *seen_here], RELATED_OTHER)
-        return Related(name, symbol, definitions, callers, count, others)
+        callees = self.callees(rel, line) if extra and own else []
+        tests = self.tests(rel, name) if extra else []
+        listed = [*definitions, *callers, *seen_here, *callees, *tests]
+        others = _exclude(quick.results, listed, RELATED_OTHER)
+        return Related(name, symbol, definitions, callers, count, others, callees, tests)
+
+    def callees(self, rel: str, line: int) -> list[Evidence]:
+        """Definitions of the names the chunk at ``rel:line`` calls (by name, code before
+        tests), in files that still exist."""
+        reader = self._reader()
+        here = reader.chunk_at(rel, line)
+        if here is None or not here.chunk.calls:
+            return []
+        found = [
+            sc
+            for sc in reader.chunks_named(here.chunk.calls, limit=RELATED_CALLEES * 4)
+            if sc.id != here.id and self._exists(sc.chunk.path)
+        ]
+        found.sort(key=lambda sc: (sc.chunk.is_test, sc.chunk.kind == "window", sc.chunk.path))
+        return [stored_evidence(sc, ["callee"]) for sc in found[:RELATED_CALLEES]]
+
+    def tests(self, rel: str, name: str) -> list[Evidence]:
+        """Test code for ``name`` in ``rel``: tests that call the name, then test functions of
+        test files importing ``rel`` that call anything ``rel`` defines."""
+        reader = self._reader()
+        out: dict[int, Evidence] = {}
+        for cid, sc in reader.get_chunks(reader.callers_of(name, limit=200)).items():
+            if sc.chunk.is_test and self._exists(sc.chunk.path):
+                out[cid] = stored_evidence(sc, ["test", "calls-it"])
+        defined = {sc.name for sc in reader.chunks_of(rel) if sc.name}
+        for path in reader.importers_of(rel):
+            if len(out) >= RELATED_TESTS or not self._exists(path):
+                continue
+            for sc in reader.chunks_of(path):
+                if sc.chunk.is_test and defined.intersection(sc.chunk.calls) and sc.id not in out:
+                    out[sc.id] = stored_evidence(sc, ["test", "imports-file"])
+        ranked = sorted(out.values(), key=lambda ev: ("calls-it" not in ev.reasons, ev.path))
+        return ranked[:RELATED_TESTS]
 
 
 def _exclude(items: list[Evidence], seen: list[Evidence], limit: int) -> list[Evidence]:

@@ -12,7 +12,16 @@ import dataclasses
 import time
 from dataclasses import dataclass
 
-from ..api import Chunk, ContextPack, Evidence, FindRequest, FindResult, StageTiming
+from ..api import (
+    Chunk,
+    ContextPack,
+    Evidence,
+    FindRequest,
+    FindResult,
+    RequestCancelled,
+    RequestControl,
+    StageTiming,
+)
 from ..config import Config
 from ..index.lexical import LexicalIndex
 from ..index.store import Store, StoredChunk
@@ -85,7 +94,12 @@ def shown_text(chunk: Chunk) -> str:
 
 
 def rerankers(
-    cfg: Config, index: SearchIndex, qa: query.QueryAnalysis, depth: str, notes: list[str]
+    cfg: Config,
+    index: SearchIndex,
+    qa: query.QueryAnalysis,
+    depth: str,
+    notes: list[str],
+    control: RequestControl | None = None,
 ) -> list[rerank.Reranker]:
     """The feature scorer, then the configured model scorer when the question is one it
     helps with. A model that cannot load leaves the feature scorer alone, with a note: the
@@ -108,9 +122,8 @@ def rerankers(
         else:
             deep = depth == "deep"
             pairs = cfg.ranking.rerank_pairs_deep if deep else cfg.ranking.rerank_pairs
-            out.append(
-                rerank.CrossEncoderReranker(model, index.scores, pairs, cfg.ranking.rerank_blend)
-            )
+            blend = cfg.ranking.rerank_blend
+            out.append(rerank.CrossEncoderReranker(model, index.scores, pairs, blend, control))
     elif kind == "bi-encoder" and index.cache is not None:
         out.append(rerank.BiEncoderReranker(index.embedder, index.cache, cfg.ranking.rerank_blend))
     return out
@@ -123,7 +136,11 @@ def answer(
     index: SearchIndex,
     timings: dict[str, StageTiming],
     notes: list[str],
+    control: RequestControl | None = None,
 ) -> FindResult:
+    """``control``: the host's cancel and pause (``api.RequestControl``); once cancelled the
+    cross-encoder starts no further pair and :class:`RequestCancelled` is raised instead of an
+    answer."""
     t0 = time.perf_counter()
     qa = query.analyze(req.query, req.intent)
     timings["query"] = StageTiming(len(qa.terms), _ms(t0))
@@ -163,7 +180,7 @@ def answer(
     )
     timings["features"] = StageTiming(len(cands), _ms(t0))
     t0 = time.perf_counter()
-    scorers = rerankers(cfg, index, qa, req.depth, notes)
+    scorers = rerankers(cfg, index, qa, req.depth, notes, control)
     cands, scored, rerank_notes = rerank.rerank(
         cands,
         qa,
@@ -171,6 +188,8 @@ def answer(
         top_n=RERANK_HEAD,
         budget_ms=None if req.depth == "deep" else cfg.ranking.rerank_budget_ms,
     )
+    if control is not None and control.cancel.is_set():
+        raise RequestCancelled(f"cancelled after scoring {scored} candidates")
     notes.extend(rerank_notes)
     timings["rerank"] = StageTiming(scored, _ms(t0))
     t0 = time.perf_counter()

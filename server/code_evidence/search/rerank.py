@@ -17,6 +17,7 @@ import re
 import time
 from typing import Protocol
 
+from ..api import RequestControl
 from ..index.terms import code_terms
 from ..models.crossencoder import CrossEncoder, ScoreCache
 from ..models.embed_cache import EmbeddingCache
@@ -220,9 +221,13 @@ class CrossEncoderReranker:
         cache: ScoreCache,
         max_pairs: int,
         blend: float,
+        control: RequestControl | None = None,
     ) -> None:
+        """``control``: the host's cancel and pause (see ``api.RequestControl``), checked
+        before each pair."""
         self.model = model
         self.cache = cache
+        self.control = control
         self.max_pairs = max_pairs
         self.blend = blend
 
@@ -246,6 +251,11 @@ class CrossEncoderReranker:
             key = (qa.raw, content_key(c))
             logit = self.cache.get(key)
             if logit is None:
+                if self.control is not None:
+                    if self.control.pause is not None:
+                        self.control.pause()
+                    if self.control.cancel.is_set():
+                        break
                 left_ms = (deadline - time.perf_counter()) * 1000
                 if left_ms < self.model.ms_per_pair:
                     break

@@ -1,16 +1,20 @@
 """``codeEvidence/find`` and ``codeEvidence/explain``, and the ``codeEvidence.find`` command.
 
 A question asked from an open document first waits briefly for the user's unsaved edits to be
-indexed, so the answer cites what is on screen; the answer itself comes from the folder's read
-thread, from the last committed index, with the index state beside it.
+indexed, so the answer cites what is on screen; the answer itself comes from the folder's
+request pool (a deep find after palette finds, never before a hover), from the last committed
+index, with the index state beside it.
 """
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from typing import Any
 
 from ...api import FindRequest
 from ...engine import EngineError
+from ...live.pool import Priority
 from .. import protocol
 from ..protocol import invalid
 from ..server import CodeEvidenceServer
@@ -43,13 +47,20 @@ async def answer(
         depth=p.depth,  # type: ignore[arg-type]
     )
     state = session.index_state()
+    # A deep find or an --as-of (which indexes a past commit first) queues behind palette finds;
+    # neither ever holds up hover, lenses or status (see live/pool.py).
+    priority = Priority.DEEP if p.depth == "deep" or p.as_of else Priority.INTERACTIVE
+    cancel = threading.Event()
     try:
         if p.as_of is not None:
-            result = await ls.read(session, session.find_as_of, req, p.as_of)
+            result = await ls.read(session, priority, session.find_as_of, req, p.as_of)
         else:
-            result = await ls.read(session, session.find, req)
+            result = await ls.read(session, priority, session.find, req, cancel)
     except EngineError as exc:
         raise invalid(f"{where}: {exc}") from exc
+    except asyncio.CancelledError:
+        cancel.set()  # $/cancelRequest: a running find stops between two rerank pairs
+        raise
     return protocol.find_answer(result, session.root, state, explained)
 
 

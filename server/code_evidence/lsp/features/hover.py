@@ -17,6 +17,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from ...api import Evidence, Related
+from ...live.pool import Priority
 from ..server import CodeEvidenceServer
 from ..session import FolderSession
 from ..uris import location_link
@@ -128,7 +129,7 @@ async def on_hover(ls: CodeEvidenceServer, params: types.HoverParams) -> types.H
     if name is None:
         return None
     line = params.position.line + 1
-    facts = await ls.read(session, _facts, session, rel, line, name)
+    facts = await ls.read(session, Priority.LATENCY, _facts, session, rel, line, name)
     if facts is None:
         return None
     value = render(session.root, facts)
@@ -136,7 +137,7 @@ async def on_hover(ls: CodeEvidenceServer, params: types.HoverParams) -> types.H
 
 
 def _facts(session: FolderSession, rel: str, line: int, name: str) -> HoverFacts | None:
-    """On the folder's read thread: what the panel shows, or None when the name is unknown."""
+    """On the folder's latency lane: what the panel shows, or None when the name is unknown."""
     key = (session.generation, str(session.root), name, rel, line)
     related = _RELATED.get(key)
     if related is None:

@@ -15,6 +15,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from ...api import MAX_LINE, Evidence
+from ...live.pool import Priority
 from ..protocol import CMD_SHOW_RELATED, invalid
 from ..server import CodeEvidenceServer
 from ..uris import location
@@ -88,7 +89,7 @@ async def on_code_lens(
         session, rel = ls.folders.session_for_uri(uri, types.TEXT_DOCUMENT_CODE_LENS)
     except JsonRpcInvalidParams:
         return []  # outside every workspace folder: no lenses, and no error popup
-    outline = await ls.read(session, session.outline, rel)
+    outline = await ls.read(session, Priority.LATENCY, session.outline, rel)
     return unresolved(outline, uri)
 
 
@@ -98,7 +99,8 @@ async def on_code_lens_resolve(ls: CodeEvidenceServer, lens: types.CodeLens) -> 
     except ValueError as exc:
         raise invalid(str(exc)) from exc
     session, rel = ls.folders.session_for_uri(uri, types.CODE_LENS_RESOLVE)
-    found = await ls.read(session, session.related, rel, line, lens_name(symbol))
+    name = lens_name(symbol)
+    found = await ls.read(session, Priority.LATENCY, session.related, rel, line, name)
     count, related = found.caller_count, [*found.callers, *found.related]
     return resolved(lens, session.root, uri, count, related)
 
