@@ -22,6 +22,9 @@ from ..session import FolderSession
 from ..uris import location_link
 
 _IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+# Ruby method names may end in ? or ! (``valid?``, ``save!``), and its symbols keep them.
+_RUBY_IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:[?!](?!=))?")
+_RUBY_EXTS = (".rb", ".rake", ".gemspec", ".ru")
 _KEYWORDS_TEXT = """
 and as assert async await break case class const continue def del elif else except export false
 finally for from func function if import in interface is lambda let match new nil none not null
@@ -31,10 +34,10 @@ yield
 _KEYWORDS = frozenset(_KEYWORDS_TEXT.split())
 
 
-def identifier_at(line: str, column: int) -> str | None:
+def identifier_at(line: str, column: int, ruby: bool = False) -> str | None:
     """The identifier touching ``column`` (code points) on ``line``; keywords and numbers are
-    not identifiers worth a panel."""
-    for m in _IDENT.finditer(line):
+    not identifiers worth a panel. In Ruby a trailing ``?`` or ``!`` is part of the name."""
+    for m in (_RUBY_IDENT if ruby else _IDENT).finditer(line):
         if m.start() <= column <= m.end():
             word = m.group()
             if word.lower() in _KEYWORDS or len(word) < 2:
@@ -124,7 +127,8 @@ async def on_hover(ls: CodeEvidenceServer, params: types.HoverParams) -> types.H
     column = ls.workspace.position_codec.position_from_client_units(
         lines, params.position
     ).character
-    name = identifier_at(lines[params.position.line].rstrip("\r\n"), column)
+    ruby = rel.lower().endswith(_RUBY_EXTS)
+    name = identifier_at(lines[params.position.line].rstrip("\r\n"), column, ruby)
     if name is None:
         return None
     line = params.position.line + 1
