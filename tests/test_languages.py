@@ -199,9 +199,34 @@ def line_of(root: Path, path: str, needle: str) -> int:
     return next(i for i, text in enumerate(lines, 1) if needle in text)
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.language)
-def test_question_finds_the_function_first(engines: dict[str, Engine], case: Case) -> None:
-    res = engines[case.language].find(FindRequest(case.question, limit=10))
+# Where the right function is not first (measured when the fixtures and questions were
+# written, not tuned away): the shipped cross-encoder was trained on Python only.
+_KNOWN = {
+    ("kotlin", "quick"): "the RetryPolicy class (its doc says when to retry) ranks first, "
+    "nextDelay second",
+    ("php", "deep"): "the cross-encoder prefers resetPassword; sendResetLink is second",
+    ("scala", "deep"): "the cross-encoder prefers Coupon.discountFor and Checkout",
+}
+
+
+def _depth_cases() -> list[object]:
+    out: list[object] = []
+    for case in CASES:
+        for depth in ("quick", "deep"):
+            known = _KNOWN.get((case.language, depth))
+            marks = [pytest.mark.xfail(strict=True, reason=known)] if known else []
+            out.append(pytest.param(case, depth, marks=marks, id=f"{case.language}-{depth}"))
+    return out
+
+
+@pytest.mark.parametrize(("case", "depth"), _depth_cases())
+def test_question_finds_the_function_first(
+    engines: dict[str, Engine], case: Case, depth: str
+) -> None:
+    """``quick``: first-stage ranking and the feature scorer (what hover uses); ``deep``: the
+    cross-encoder too, with no time limit (the interactive default stops at a time budget,
+    so under load it is not deterministic)."""
+    res = engines[case.language].find(FindRequest(case.question, limit=10, depth=depth))
     top = res.results[0]
     assert (top.path, top.symbol, top.kind, top.language) == (
         case.path,
@@ -212,6 +237,17 @@ def test_question_finds_the_function_first(engines: dict[str, Engine], case: Cas
     assert not res.insufficient
     tests = [r for r in res.results if r.path == case.test]
     assert all("test" in r.reasons for r in tests)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.language)
+def test_tests_rank_below_the_function(engines: dict[str, Engine], case: Case) -> None:
+    """Each fixture's test repeats the question's words; it is demoted below the function."""
+    res = engines[case.language].find(FindRequest(case.question, limit=20, depth="quick"))
+    ranked = [(r.path, r.symbol) for r in res.results]
+    tests = [i for i, r in enumerate(res.results) if r.path == case.test]
+    assert tests, "the test should be found at all"
+    assert all("test" in res.results[i].reasons for i in tests)
+    assert ranked.index((case.path, case.symbol)) < min(tests)
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.language)

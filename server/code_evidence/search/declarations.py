@@ -6,7 +6,8 @@ is what a change edits), so a prototype ranks below it (``features.py`` demotes 
 ``declaration``); but the words that match a question are often only in the header. So before
 the features stage a prototype's fused score is carried over to the definitions with the same
 qualified symbol (fetched from the store when recall missed them): the header's documentation
-counts for the body. Not when the question asks about declarations: then the prototype itself
+counts for the body, and the second-stage scorers read that comment with the body
+(``Candidate.doc``). Not when the question asks about declarations: then the prototype itself
 is the answer.
 """
 
@@ -20,6 +21,20 @@ _BODY_KINDS = frozenset({"function", "method"})
 TAG = "declared-in-header"
 
 
+def leading_comment(text: str) -> str:
+    """The comment lines a declaration chunk starts with (its attached documentation)."""
+    out: list[str] = []
+    in_block = False
+    for line in text.splitlines():
+        s = line.strip()
+        if in_block or s.startswith(("/*", "//")):
+            out.append(line)
+            in_block = (in_block or s.startswith("/*")) and "*/" not in s
+        elif s:
+            break
+    return "\n".join(out)
+
+
 def credit_definitions(cands: list[Candidate], store: Store) -> list[Candidate]:
     """``cands`` with each prototype's fused score given to the definitions of its symbol
     that score lower (tagged ``declared-in-header``), and those definitions added when
@@ -28,9 +43,11 @@ def credit_definitions(cands: list[Candidate], store: Store) -> list[Candidate]:
     if not decls:
         return cands
     best: dict[str, float] = {}
+    docs: dict[str, str] = {}
     for d in decls:
         sym = d.stored.chunk.symbol
         best[sym] = max(best.get(sym, 0.0), d.fused)
+        docs[sym] = docs.get(sym) or leading_comment(d.stored.chunk.text)
     by_id = {c.id: c for c in cands}
     out = list(cands)
     for sc in store.chunks_named({d.stored.name for d in decls}):
@@ -41,6 +58,7 @@ def credit_definitions(cands: list[Candidate], store: Store) -> list[Candidate]:
         if cand is None:
             cand = by_id[sc.id] = Candidate(stored=sc)
             out.append(cand)
+        cand.doc = cand.doc or docs[chunk.symbol]
         if best[chunk.symbol] > cand.fused:
             cand.fused = best[chunk.symbol]
             cand.tag(TAG)
