@@ -34,13 +34,21 @@ yield
 _KEYWORDS = frozenset(_KEYWORDS_TEXT.split())
 
 
+def _used_as_name(line: str, m: re.Match[str]) -> bool:
+    """A keyword of one language is a name in another (C++'s ``router.match(...)``): a member
+    access or a call is never a keyword."""
+    before = line[: m.start()].rstrip()
+    return before.endswith((".", "->", "::")) or line[m.end() :].lstrip().startswith("(")
+
+
 def identifier_at(line: str, column: int, ruby: bool = False) -> str | None:
     """The identifier touching ``column`` (code points) on ``line``; keywords and numbers are
-    not identifiers worth a panel. In Ruby a trailing ``?`` or ``!`` is part of the name."""
+    not identifiers worth a panel, unless used as a member or called. In Ruby a trailing ``?``
+    or ``!`` is part of the name."""
     for m in (_RUBY_IDENT if ruby else _IDENT).finditer(line):
         if m.start() <= column <= m.end():
             word = m.group()
-            if word.lower() in _KEYWORDS or len(word) < 2:
+            if len(word) < 2 or (word.lower() in _KEYWORDS and not _used_as_name(line, m)):
                 return None
             return word
         if m.start() > column:
