@@ -76,13 +76,16 @@ def _swift_targets(manifest: str, text: str) -> dict[str, str]:
     """Target name -> its folder, from a Package.swift (read as text, never run)."""
     base = posixpath.dirname(manifest)
     out: dict[str, str] = {}
-    for m in _SWIFT_TARGET.finditer(text):
+    found = list(_SWIFT_TARGET.finditer(text))
+    for k, m in enumerate(found):
         end = text.find('"', m.end())
         if end < 0:
             continue
         name = text[m.end() : end]
-        # The target's arguments run to its closing parenthesis.
-        depth, i, stop = 1, m.end(), min(len(text), m.end() + _MAX_TARGET_CHARS)
+        # The target's arguments run to its closing parenthesis, looked for no further than the
+        # next target: the whole scan stays linear in the manifest's size, whatever it holds.
+        limit = found[k + 1].start() if k + 1 < len(found) else len(text)
+        depth, i, stop = 1, m.end(), min(limit, m.end() + _MAX_TARGET_CHARS)
         while i < stop and depth:
             depth += {"(": 1, ")": -1}.get(text[i], 0)
             i += 1
@@ -131,7 +134,8 @@ class Namespaces:
                 for target, folder in _swift_targets(manifest, manifests[manifest]).items():
                     self._targets.setdefault(target, folder)
         self._psr4.sort(key=lambda x: -len(x[0]))
-        self._modules: dict[str, list[str]] = {}
+        self._modules: dict[str, list[str]] = {}  # Swift module -> files, as looked up
+        self._jvm_wildcards: dict[str, list[str]] = {}  # package folder -> files, as looked up
 
     # ------------------------------------------------------------------ C#
 
@@ -154,12 +158,14 @@ class Namespaces:
             if files:
                 return list(files)
             suffix = "/".join(parts[:-1])
-            return [
-                f
-                for d, fs in self._jvm_dirs.items()
-                if d == suffix or d.endswith("/" + suffix)
-                for f in fs
-            ]
+            if suffix not in self._jvm_wildcards:
+                self._jvm_wildcards[suffix] = [
+                    f
+                    for d, fs in self._jvm_dirs.items()
+                    if d == suffix or d.endswith("/" + suffix)
+                    for f in fs
+                ]
+            return list(self._jvm_wildcards[suffix])
         for k in range(len(parts) - 1, 0, -1):  # the longest declared package first
             files = self._declared.get(("jvm", ".".join(parts[:k])))
             if files:
