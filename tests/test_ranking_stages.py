@@ -12,7 +12,7 @@ from code_evidence.api import Chunk
 from code_evidence.config import Config
 from code_evidence.index.store import StoredChunk
 from code_evidence.index.terms import code_terms, path_terms, split_identifier
-from code_evidence.search import assemble, features, fuse, rerank
+from code_evidence.search import assemble, declarations, features, fuse, rerank
 from code_evidence.search.candidate import Candidate
 from code_evidence.search.query import analyze
 from code_evidence.search.recall import EditorState
@@ -126,6 +126,46 @@ def test_tests_are_penalised_unless_the_question_is_about_tests() -> None:
     assert plain[1].factor == pytest.approx(Config().ranking.test_penalty)
     about = featured([cand(sc)], "which test covers run")
     assert about[1].factor == 1.0
+
+
+def test_prototypes_rank_below_bodies_unless_declarations_are_asked_about() -> None:
+    proto = chunk(1, "include/rb.h", "rb_push", "void rb_push(rb_t *rb);", kind="declaration")
+    plain = featured([cand(proto)], "push a record into the ring buffer")
+    assert plain[1].factor == pytest.approx(features.DECLARATION_FACTOR)
+    assert "declaration" in plain[1].reasons
+    for asked in ("where is rb_push declared", "the prototype of rb_push in rb.h"):
+        assert featured([cand(proto)], asked)[1].factor == 1.0
+
+
+class Named(Chunks):
+    """Also the store read of the declaration stage (``chunks_named``)."""
+
+    def chunks_named(self, names: object) -> list[StoredChunk]:
+        return [sc for sc in self.by_id.values() if sc.name in names]  # type: ignore[operator]
+
+
+def test_a_prototype_lends_its_score_and_comment_to_the_body() -> None:
+    doc = "/** Append one record; the oldest is dropped when full. */"
+    proto = chunk(
+        1, "include/rb.h", "rb_push", f"{doc}\nvoid rb_push(rb_t *rb);", kind="declaration"
+    )
+    body = chunk(2, "src/rb.c", "rb_push", "void rb_push(rb_t *rb)\n{\n}", kind="function")
+    test = chunk(3, "tests/t.c", "rb_push", "void rb_push(void) {}", is_test=True)
+    other = chunk(4, "src/pool.c", "pool_give", "void pool_give(void *b) {}")
+    store = Named(proto, body, test, other)
+    # Recall found the prototype and the decoy, not the body.
+    found = declarations.credit_definitions(
+        [cand(proto, 2 * VOTE), cand(other, 1.5 * VOTE)],
+        store,  # type: ignore[arg-type]
+    )
+    by_id = {c.id: c for c in found}
+    assert [c.id for c in found] == [1, 2, 4]  # the body joins with the prototype's score
+    assert by_id[2].fused == pytest.approx(2 * VOTE) and "declared-in-header" in by_id[2].reasons
+    assert by_id[2].doc == doc and 3 not in by_id  # a test's definition gains nothing
+    # The feature scorer reads the comment with the body.
+    qa = analyze("drop the oldest record when full")
+    rerank.FeatureReranker().score(qa, [by_id[2]], math.inf)
+    assert by_id[2].rerank is not None and by_id[2].rerank > 0
 
 
 def test_editor_state_the_open_file_its_neighbours_and_its_folder() -> None:

@@ -55,6 +55,14 @@ export const LANGUAGES = [
   'go',
   'rust',
   'java',
+  'c',
+  'cpp',
+  'csharp',
+  'ruby',
+  'php',
+  'kotlin',
+  'swift',
+  'scala',
 ];
 
 /** More than this many crashes within CRASH_WINDOW_MS and the client stops restarting. */

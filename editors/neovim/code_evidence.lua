@@ -19,7 +19,7 @@ M.defaults = {
   -- Buffers of these file types start (or join) the server of their workspace.
   filetypes = {
     'python', 'javascript', 'javascriptreact', 'typescript', 'typescriptreact', 'go', 'rust',
-    'java',
+    'java', 'c', 'cpp', 'cs', 'ruby', 'php', 'kotlin', 'swift', 'scala',
   },
   -- The `codeEvidence` settings section (docs/lsp-extensions.md, "Settings").
   settings = { limit = 10 },

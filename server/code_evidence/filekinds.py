@@ -35,6 +35,19 @@ BULK_SUFFIXES = (".po", ".pot", ".mo")
 _TEST_NAME_RE = re.compile(
     r"^(test_.*\.py|.*_test\.py|.*_test\.go|.*\.(test|spec)\.[jt]sx?|.*Tests?\.java|conftest\.py)$"
 )
+# Test files by name in the languages chunked since issue 18 (Ruby, PHP, C#, Kotlin, Scala,
+# Swift, C and C++): ``*_test.rb``/``*_spec.rb``, PHPUnit's ``*Test.php``, ``*Tests.cs``,
+# ``*Test.kt``/``*Spec.kt``, ScalaTest's ``*Spec.scala``/``*Suite.scala``, XCTest's
+# ``*Tests.swift``, and C/C++'s ``test_*.c``/``*_test.cc``/``*_unittest.cc``/``*Test.cpp``.
+_MORE_TEST_NAME_RE = re.compile(
+    r"^(.*_(test|spec)\.rb|test_.*\.rb|.*Test\.php|.*Tests?\.cs|.*(Tests?|Spec)\.kts?"
+    r"|.*(Spec|Suite|Tests?)\.scala|.*Tests?\.swift"
+    r"|(test_.*|.*_(tests?|unittest))\.(c|cc|cpp|cxx|c\+\+)|.*Tests?\.(cc|cpp|cxx))$"
+)
+# Test folders beyond TEST_DIRS (which match in any case: ``Tests/``, ``Spec/``): XCTest
+# bundles (``BillingTests/``, ``AppUITests/``), .NET test projects (``Acme.Billing.Tests/``)
+# and Gradle source sets (``androidTest/``, ``commonTest/``, ``integrationTest/``).
+_TEST_DIR_RE = re.compile(r"^(\w+Tests|[\w.]+\.(Unit|Integration)?Tests?|[a-z][A-Za-z]*Test)$")
 _GENERATED_NAME_RE = re.compile(
     r"(\.min\.js|\.min\.css|_pb2\.py|_pb2_grpc\.py|\.pb\.go|\.g\.dart)$|\.generated\."
 )
@@ -52,7 +65,11 @@ def file_flags(path: str, text: str) -> tuple[bool, bool, bool]:
     these are cheap path/header checks, never a parse.
     """
     dirs, name = _split(path)
-    is_test = bool(TEST_DIRS.intersection(dirs)) or bool(_TEST_NAME_RE.match(name))
+    is_test = (
+        bool(TEST_DIRS.intersection(d.lower() for d in dirs))
+        or bool(_TEST_NAME_RE.match(name) or _MORE_TEST_NAME_RE.match(name))
+        or any(_TEST_DIR_RE.match(d) for d in dirs)
+    )
     is_vendor = bool(VENDOR_DIRS.intersection(dirs))
     head = "\n".join(text[:4000].splitlines()[:5]).lower()
     is_generated = (

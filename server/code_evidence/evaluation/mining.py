@@ -191,11 +191,14 @@ _HASH_COMMENT = re.compile(r"#[^\n]*")
 def code_signature(path: str, text: str) -> str:
     """What the file does, without comments, docstrings and layout: equal signatures mean a
     change a code search has nothing to find for (checked on the AST for Python)."""
-    if detect_language(path) == "python":
+    language = detect_language(path)
+    if language == "python":
         try:
             return ast.dump(_strip_docstrings(ast.parse(text)))
         except (SyntaxError, ValueError, RecursionError):
             pass  # not parseable by this Python: fall back to text
+        text = _HASH_COMMENT.sub("", text)
+    elif language == "ruby":
         text = _HASH_COMMENT.sub("", text)
     else:
         text = _C_COMMENT.sub("", text)

@@ -3,7 +3,9 @@
 The import graph feeds structural retrieval: "what does this file depend on, who depends on
 it". Only edges to files we indexed matter, so every specifier is resolved against the set of
 known paths and anything else (standard library, third-party packages) is dropped. No file is
-read here: resolution is pure path arithmetic over lookup tables built once per index pass.
+read here: resolution is pure path arithmetic over lookup tables built once per index pass (the
+languages added later resolve in ``include_paths.py`` and ``namespaces.py``, which also use the
+packages files declare and the package manifests the caller hands in).
 """
 
 from __future__ import annotations
@@ -11,7 +13,11 @@ from __future__ import annotations
 import posixpath
 import threading
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
+
+from .chunk.syntax import DECLARES
+from .include_paths import IncludePaths
+from .namespaces import Namespaces
 
 _JS_EXTS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
 # TypeScript ESM code imports "./x.js" and means "./x.ts".
@@ -34,8 +40,19 @@ class ImportResolver:
     suffixes so each lookup is a dict hit, not a scan.
     """
 
-    def __init__(self, known_paths: Iterable[str]) -> None:
+    def __init__(
+        self,
+        known_paths: Iterable[str],
+        declared: Mapping[str, Sequence[str]] | None = None,
+        manifests: Mapping[str, str] | None = None,
+    ) -> None:
+        """``declared``: each file's import specifiers, for the packages and namespaces files
+        declare (``namespaces.py``); ``manifests``: the text of ``composer.json`` and
+        ``Package.swift`` files by path. Without them those lookups fall back to paths."""
         self.known: frozenset[str] = frozenset(known_paths)
+        # C/C++, Ruby and PHP paths; C#, Kotlin, Scala, PHP and Swift namespaces.
+        self._paths = IncludePaths(self.known)
+        self._spaces = Namespaces(self.known, declared or {}, manifests or {})
         # Python: dotted suffix ("flask.app") -> files that could be that module.
         self._py: dict[str, list[str]] = defaultdict(list)
         # Go: directory -> non-test .go files; Java: directory -> .java files.
@@ -97,6 +114,26 @@ class ImportResolver:
             return self._rust(path, spec)
         if language == "java":
             return self._java(spec)
+        return self._added(path, language, spec)
+
+    def _added(self, path: str, language: str, spec: str) -> list[str]:
+        """The languages added in issue 18 (``include_paths.py``, ``namespaces.py``)."""
+        if spec.startswith(DECLARES):
+            return []  # what the file declares, not what it imports
+        if language in ("c", "cpp"):
+            return self._paths.include(path, spec)
+        if language == "ruby":
+            return self._paths.require(path, spec)
+        if language == "php":
+            if "\\" not in spec and ("/" in spec or "." in spec):
+                return self._paths.php_include(path, spec)
+            return self._spaces.php(spec)
+        if language == "csharp":
+            return self._spaces.csharp(spec)
+        if language in ("kotlin", "scala"):
+            return self._spaces.jvm(spec)
+        if language == "swift":
+            return self._spaces.swift(spec)
         return []
 
     # ------------------------------------------------------------------ python

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import posixpath
 import threading
 import time
 from collections.abc import Callable
@@ -33,6 +34,7 @@ from . import freshness
 from .chunk import chunk_file, detect_language
 from .imports import ImportResolver
 from .load import LoadedText, SkipFile, checked_text, load_text
+from .namespaces import MANIFESTS
 from .parts import IndexParts, lexdoc
 from .scan import FileEntry, scan_workspace
 from .store import FileRow, Store, StoredChunk
@@ -219,7 +221,7 @@ class Indexer:
                 continue
             chunks = chunk_file(entry.path, loaded.text, cfg.index)
             chunks = with_secrets(entry.path, loaded.text, chunks)
-            language = detect_language(entry.path)
+            language = detect_language(entry.path, loaded.text)
             imports = chunks[0].imports if chunks else ()
             row = FileRow(entry.path, entry.size, entry.mtime_ns, content_hash, language, imports)
             updates.append((entry, row, chunks, loaded.encoding_errors))
@@ -256,7 +258,7 @@ class Indexer:
                     StoredChunk(cid, ch, key) for cid, (ch, key) in zip(ids, new, strict=True)
                 )
             if graph_changed:
-                self._relink_imports()
+                self._relink_imports(cfg)
             store.set_meta(
                 {
                     "commit": scan.git.commit,
@@ -320,10 +322,21 @@ class Indexer:
             store.set_last_commits(commits, replace=since is None)
             store.set_meta({"history_head": head, "history_head_time": str(head_time)})
 
-    def _relink_imports(self) -> None:
+    def _relink_imports(self, cfg: Config) -> None:
         store = self.parts.store
         files = store.files()
-        resolver = ImportResolver(set(files))
+        # composer.json (PSR-4 folders) and Package.swift (Swift targets) decide where PHP
+        # classes and Swift modules live; the resolver reads nothing itself.
+        manifests: dict[str, str] = {}
+        for path in files:
+            if posixpath.basename(path) in MANIFESTS:
+                try:
+                    manifests[path] = load_text(self.workspace, path, cfg.index).text
+                except SkipFile:
+                    continue
+        resolver = ImportResolver(
+            set(files), {p: row.imports for p, row in files.items()}, manifests
+        )
         edges = []
         for path, row in files.items():
             if row.language and row.imports:

@@ -19,6 +19,9 @@ class Candidate:
     cross: float | None = None  # the model reranker's score (cross-encoder logit or cosine)
     score: float = 0.0  # the final ranking score
     reasons: list[str] = field(default_factory=list)
+    # Documentation that lives elsewhere (a C/C++ prototype's comment in a header): second-stage
+    # scorers read it with the chunk's text; results never show it.
+    doc: str = ""
 
     @property
     def id(self) -> int:

@@ -24,7 +24,7 @@ FEATURE_TAGS = {
     "stack-frame",
     "error-message",
 }
-PENALTY_TAGS = {"test", "open-file", "deprecated"}
+PENALTY_TAGS = {"test", "declaration", "open-file", "deprecated"}
 
 
 def explain_result(r: Evidence) -> str:
@@ -42,6 +42,8 @@ def explain_result(r: Evidence) -> str:
         found.append(f"{channel} #{int(rank)}{raw}")
     parts = [", ".join(found) or "no channel"]
     parts.append(f"fused {s.get('fused', 0.0):.4f}")
+    if "declared-in-header" in r.reasons:
+        parts[-1] += " (its declaration's)"
     boosts = [t for t in r.reasons if t in FEATURE_TAGS]
     if s.get("boost"):
         parts.append(f"+ {s['boost']:.4f} ({', '.join(boosts) or 'features'})")

@@ -11,6 +11,7 @@ import re
 
 from ..config import Config
 from .candidate import Candidate
+from .declarations import DECLARATION_KIND
 from .query import QueryAnalysis
 from .recall import EditorState
 
@@ -25,6 +26,10 @@ FRESH_HALF_LIFE_DAYS = 90.0
 FRESH_TAG_DAYS = 30.0
 DEPRECATED_FACTOR = 0.6  # marked deprecated and called by nothing in the workspace
 NON_CODE_FACTOR = 0.4  # docs and config rank below code unless the question is "explain"
+# A C/C++ prototype (often a header's, with the doc comment) ranks below the definition with
+# the body, the primary evidence, unless the question asks about declarations or headers (its
+# score has been lent to that definition first: ``declarations.py``).
+DECLARATION_FACTOR = 0.5
 
 
 _DEPRECATED = re.compile(r"@[Dd]eprecated|\bDeprecationWarning\b|\bdeprecated\b|@deprecated")
@@ -75,6 +80,9 @@ def apply_features(
         if ch.is_test and not qa.about_tests:
             c.factor *= cfg.ranking.test_penalty
             c.tag("test")
+        if ch.kind == DECLARATION_KIND and not qa.about_declarations:
+            c.factor *= DECLARATION_FACTOR
+            c.tag("declaration")
         if not use_boosts:
             out.append(c)
             continue

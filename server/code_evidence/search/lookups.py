@@ -39,11 +39,19 @@ class Lookups:
         return None if sc is None else stored_evidence(sc)
 
     def definitions(self, name: str, limit: int = 5) -> list[Evidence]:
-        """Chunks that define ``name`` (last component of their symbol), code before tests,
-        in files that still exist."""
+        """Chunks that define ``name`` (last component of their symbol), code before tests and
+        bodies before prototypes, in files that still exist."""
         found = self._reader().chunks_named([name], limit=limit * 4)
         found = [sc for sc in found if self._exists(sc.chunk.path)]
-        found.sort(key=lambda sc: (sc.chunk.is_test, sc.chunk.kind == "window", sc.chunk.path))
+        # A C/C++ prototype comes after the definition with the body.
+        found.sort(
+            key=lambda sc: (
+                sc.chunk.is_test,
+                sc.chunk.kind == "window",
+                sc.chunk.kind == "declaration",
+                sc.chunk.path,
+            )
+        )
         return [stored_evidence(sc, ["definition"]) for sc in found[:limit]]
 
     def callers(self, name: str, limit: int = 10) -> list[Evidence]:

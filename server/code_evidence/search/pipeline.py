@@ -31,7 +31,7 @@ from ..models.crossencoder import ScoreCache
 from ..models.embed_cache import EmbeddingCache
 from ..models.embedder import Embedder
 from ..secrets import shown
-from . import assemble, features, fuse, query, recall, rerank
+from . import assemble, declarations, features, fuse, query, recall, rerank
 from .candidate import Candidate
 
 # Candidates the rerank stage looks at (the head of the fused and featured list).
@@ -161,6 +161,8 @@ def answer(
     t0 = time.perf_counter()
     weights = fuse.channel_weights(cfg.ranking)
     cands = fuse.fuse(rec.channels, index.reader, cfg.ranking.rrf_k, weights)
+    if not qa.about_declarations:
+        cands = declarations.credit_definitions(cands, index.reader)
     timings["fuse"] = StageTiming(len(cands), _ms(t0))
     t0 = time.perf_counter()
     deprecated = [c.stored.name for c in cands if features.marked_deprecated(c)]

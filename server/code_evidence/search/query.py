@@ -29,7 +29,7 @@ STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _QUOTED_RE = re.compile(r"`([^`\n]{2,200})`|\"([^\"\n]{2,200})\"|'([^'\n]{3,200})'")
 _PATH_RE = re.compile(
     r"(?<![\w/.])((?:[\w.\-]+/)+[\w.\-]+|[\w\-]+\.(?:py|pyi|js|jsx|mjs|cjs|ts|tsx|go|rs|java|"
-    r"c|h|cc|cpp|hpp|rb|php|cs|kt|swift|md|rst|toml|yaml|yml|json|cfg|ini|txt|html|css|sh))(?::(\d+))?"
+    r"c|h|cc|cpp|hpp|hh|cxx|rb|php|cs|kt|kts|scala|swift|md|rst|toml|yaml|yml|json|cfg|ini|txt|html|css|sh))(?::(\d+))?"
 )
 _ERROR_CODE_RE = re.compile(
     r"\b([A-Z]{1,5}[0-9]{3,5}|ERR_[A-Z0-9_]+|E(?:NO|ACCES|EXIST|PERM|CONN|TIMEDOUT|PIPE|AGAIN"
@@ -37,6 +37,12 @@ _ERROR_CODE_RE = re.compile(
 )
 _IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(\))?")
 _TEST_WORDS = frozenset({"test", "tests", "testing", "pytest", "unittest", "fixture", "fixtures"})
+# A question about declarations (C/C++ prototypes) rather than what a function does.
+_DECLARATION_WORDS = frozenset(
+    {"header", "headers", "declaration", "declarations", "declared", "declare", "prototype"}
+    | {"prototypes", "signature", "signatures", "forward"}
+)
+_HEADER_EXTS = (".h", ".hh", ".hpp", ".hxx", ".h++")
 
 
 @dataclass(slots=True)
@@ -50,6 +56,7 @@ class QueryAnalysis:
     error_codes: list[str] = field(default_factory=list)
     terms: list[str] = field(default_factory=list)  # BM25 terms (repeats weigh more)
     about_tests: bool = False
+    about_declarations: bool = False  # asks about headers/prototypes: they are not demoted
     frames: list[Frame] = field(default_factory=list)  # pasted stack trace, innermost first
     messages: list[str] = field(default_factory=list)  # error lines ("KeyError: 'x'")
     fragments: list[str] = field(default_factory=list)  # literal parts of those messages
@@ -166,6 +173,8 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
         error_codes=error_codes,
         terms=terms,
         about_tests=bool(lower_words & _TEST_WORDS),
+        about_declarations=bool(lower_words & _DECLARATION_WORDS)
+        or any(p.lower().endswith(_HEADER_EXTS) for p in paths),
         frames=frames,
         messages=messages,
         fragments=list(dict.fromkeys(fragments)),

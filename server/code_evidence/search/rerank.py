@@ -12,6 +12,7 @@ because of this stage.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 import time
@@ -59,7 +60,7 @@ class FeatureReranker:
             if time.perf_counter() > deadline:
                 break
             ch = c.stored.chunk
-            body = set(code_terms(ch.text))
+            body = set(code_terms(f"{c.doc}\n{ch.text}" if c.doc else ch.text))
             sym = set(code_terms(ch.symbol))
             coverage = len(wanted & body) / len(wanted)
             sym_coverage = len(wanted & sym) / len(wanted)
@@ -203,7 +204,10 @@ def reads_as_description(qa: QueryAnalysis) -> bool:
 
 
 def content_key(c: Candidate) -> str:
-    """The chunk's content hash: the same code at another path or commit reuses its score."""
+    """The chunk's content hash (and its documentation from elsewhere): the same code at
+    another path or commit reuses its score."""
+    if c.doc:
+        return f"{c.stored.chunk.hash}+{hashlib.sha256(c.doc.encode()).hexdigest()}"
     return c.stored.chunk.hash
 
 
@@ -260,7 +264,8 @@ class CrossEncoderReranker:
                 if left_ms < self.model.ms_per_pair:
                     break
                 ch = c.stored.chunk
-                text = passage_text(ch.path, ch.symbol, window(ch.text, terms, max_chars))
+                code = f"{c.doc}\n{ch.text}" if c.doc else ch.text
+                text = passage_text(ch.path, ch.symbol, window(code, terms, max_chars))
                 logit = float(self.model.scores(query, [text])[0])
                 self.cache.put(key, logit)
             c.cross = logit

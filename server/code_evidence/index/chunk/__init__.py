@@ -23,8 +23,9 @@ from ...api import Chunk
 from ...config import IndexConfig
 from ...filekinds import file_flags
 from .definitions import Span, Walker, split_span
-from .languages import EXT_LANG, dedupe, detect_language, first_row, grammar, last_row
+from .languages import EXT_LANG, detect_language, grammar
 from .references import calls, imports
+from .syntax import dedupe, first_row, last_row
 from .windows import windows
 
 __all__ = ["EXT_LANG", "chunk_file", "detect_language"]
@@ -64,7 +65,7 @@ def chunk_file(path: str, text: str, cfg: IndexConfig) -> list[Chunk]:
         return []
     lines = text.splitlines()
     is_test, is_generated, is_vendor = file_flags(path, text)
-    lang = detect_language(path)
+    lang = detect_language(path, text)
     spans: list[Span] = []
     imports: tuple[str, ...] = ()
     rows: list[int] = []

@@ -6,23 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import tree_sitter as ts
 
-from .languages import first_row, last_row, node_text, unquote
+from .languages import SPECS
+from .syntax import Def as _Def
+from .syntax import first_row, last_row, node_text, unquote
 
 _SPLIT_OVERLAP = 10
 
 # --------------------------------------------------------------------------- definitions
-
-
-class _Def(NamedTuple):
-    kind: str
-    name: str
-    # Children of ``body`` are members (class-likes) or nested top-level items (Rust ``mod``).
-    body: ts.Node | None = None
-    scope: str = ""  # "class" | "module" | ""
 
 
 _ATTACHABLE: dict[str, frozenset[str]] = {
@@ -204,6 +197,8 @@ def _java_top(node: ts.Node, member: bool) -> _Def | None:
 
 
 def _classifier(lang: str) -> Callable[[ts.Node, bool], _Def | None]:
+    if lang in SPECS:
+        return SPECS[lang].classify
     if lang == "python":
         return _py_top
     if lang in ("javascript", "typescript", "tsx"):
@@ -244,7 +239,9 @@ class Walker:
     def __init__(self, lang: str, max_lines: int) -> None:
         self.lang = lang
         self.classify = _classifier(lang)
-        self.attachable = _ATTACHABLE[lang]
+        spec = SPECS.get(lang)
+        self.attachable = spec.attachable if spec is not None else _ATTACHABLE[lang]
+        self.members = spec.members if spec is not None else _members
         self.max_lines = max(1, max_lines)
         self.spans: list[Span] = []
 
@@ -259,7 +256,7 @@ class Walker:
         consumed = [False] * len(nodes)
         # Comments, decorators and attributes directly above a definition belong to it.
         for i, d in enumerate(defs):
-            if d is None:
+            if d is None or d.scope == "transparent":
                 continue
             j = i - 1
             while (
@@ -286,6 +283,10 @@ class Walker:
             if group:
                 self._group(nodes, starts, group, owner)
                 group = []
+            if d.scope == "transparent":
+                if d.body is not None:
+                    self.items(self.members(d.body), prefix, member, owner)
+                continue
             self._definition(node, d, starts[i], prefix)
         if group:
             self._group(nodes, starts, group, owner)
@@ -313,7 +314,7 @@ class Walker:
     def _class(self, node: ts.Node, d: _Def, start: int, end: int, symbol: str) -> None:
         assert d.body is not None
         sub = Walker(self.lang, self.max_lines)
-        sub.items(_members(d.body), f"{symbol}.", member=True, owner=symbol)
+        sub.items(self.members(d.body), f"{symbol}.", member=True, owner=symbol)
         first_def = next((s for s in sub.spans if not s.grouped), None)
         if first_def is None or first_def.start <= start:
             # No methods, or a one-line class: nothing sensible to split off.
@@ -326,7 +327,7 @@ class Walker:
         for s in sub.spans:
             if s.end <= header_end:
                 continue
-            if s.grouped:
+            if s.grouped and s.symbol == symbol:  # a nested class's own keep its kind
                 s.kind = d.kind
             self.spans.append(s)
 

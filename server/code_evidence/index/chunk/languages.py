@@ -1,5 +1,6 @@
 """The grammars: which language a file is, its tree-sitter parser and the one query per language
-that finds calls and imports, and small helpers for reading tree nodes.
+that finds calls and imports (the first six languages here, the later ones from their family
+modules through ``SPECS``).
 
 Grammars come from the per-language wheels on PyPI and are loaded on first use, once per
 process (nothing is downloaded at run time).
@@ -10,10 +11,17 @@ from __future__ import annotations
 import keyword
 import posixpath
 import threading
-from collections.abc import Iterable
 from typing import NamedTuple
 
 import tree_sitter as ts
+
+from .c_family import CPP, C, looks_like_cpp
+from .csharp import CSHARP
+from .jvm import KOTLIN, SCALA
+from .php import PHP
+from .ruby import RUBY
+from .swift import SWIFT
+from .syntax import LanguageSpec
 
 EXT_LANG: dict[str, str] = {
     ".py": "python",
@@ -32,16 +40,28 @@ EXT_LANG: dict[str, str] = {
     ".java": "java",
 }
 
+# The languages added since, each described by its family module (see ``syntax.py``).
+SPECS: dict[str, LanguageSpec] = {
+    s.name: s for s in (C, CPP, CSHARP, RUBY, PHP, KOTLIN, SCALA, SWIFT)
+}
+EXT_LANG.update({ext: s.name for s in SPECS.values() for ext in s.extensions})
 
-def detect_language(path: str) -> str | None:
-    """The grammar for ``path`` by extension; ``None`` means plain text windows."""
-    return EXT_LANG.get(posixpath.splitext(path)[1].lower())
+
+def detect_language(path: str, text: str | None = None) -> str | None:
+    """The grammar for ``path`` by extension; ``None`` means plain text windows. A ``.h``
+    header is C unless its ``text`` says C++."""
+    lang = EXT_LANG.get(posixpath.splitext(path)[1].lower())
+    if lang == "c" and text is not None and path.lower().endswith(".h") and looks_like_cpp(text):
+        return "cpp"
+    return lang
 
 
 # --------------------------------------------------------------------------- grammars
 
 
 def _load_language(lang: str) -> ts.Language:
+    if lang in SPECS:
+        return ts.Language(SPECS[lang].load())
     if lang == "python":
         import tree_sitter_python as mod
 
@@ -126,6 +146,7 @@ KEYWORDS: dict[str, frozenset[str]] = {
     "java": frozenset({"this", "super"}),
 }
 KEYWORDS["typescript"] = KEYWORDS["tsx"] = KEYWORDS["javascript"]
+KEYWORDS.update({s.name: s.keywords for s in SPECS.values()})
 
 
 class Grammar(NamedTuple):
@@ -146,45 +167,13 @@ def grammar(lang: str) -> Grammar:
             g = _grammars.get(lang)
             if g is None:
                 language = _load_language(lang)
-                query = ts.Query(language, _CALL_QUERIES[lang] + "\n" + _IMPORT_QUERIES[lang])
+                spec = SPECS.get(lang)
+                text = (
+                    spec.query
+                    if spec is not None
+                    else _CALL_QUERIES[lang] + "\n" + _IMPORT_QUERIES[lang]
+                )
+                query = ts.Query(language, text)
                 g = Grammar(ts.Parser(language), query)
                 _grammars[lang] = g
     return g
-
-
-# --------------------------------------------------------------------------- helpers
-
-
-def node_text(node: ts.Node | None) -> str:
-    if node is None or node.text is None:
-        return ""
-    return node.text.decode("utf-8", "replace")
-
-
-def compact_text(node: ts.Node | None) -> str:
-    """Node text without whitespace (``a . b`` and line-broken paths are the same name)."""
-    return "".join(node_text(node).split())
-
-
-def first_row(node: ts.Node) -> int:
-    return node.start_point.row
-
-
-def last_row(node: ts.Node) -> int:
-    """Last row the node has text on: a node ending at column 0 ends on the previous row (Rust
-    line comments own their trailing newline)."""
-    row, col = node.end_point
-    if col == 0 and row > node.start_point.row:
-        return row - 1
-    return row
-
-
-def unquote(node: ts.Node) -> str:
-    raw = node_text(node)
-    if len(raw) >= 2 and raw[0] in "\"'`" and raw[-1] == raw[0]:
-        return raw[1:-1]
-    return raw
-
-
-def dedupe(items: Iterable[str]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(i for i in items if i))

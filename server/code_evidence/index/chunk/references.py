@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import tree_sitter as ts
 
-from .languages import IMPORT_CAPTURES, KEYWORDS, compact_text, dedupe, node_text, unquote
+from .languages import IMPORT_CAPTURES, KEYWORDS, SPECS
+from .syntax import compact_text, dedupe, node_text, unquote
 
 # --------------------------------------------------------------------------- calls / imports
 
@@ -90,6 +91,9 @@ def _java_import(node: ts.Node) -> str:
 
 
 def imports(lang: str, caps: dict[str, list[ts.Node]]) -> tuple[str, ...]:
+    spec = SPECS.get(lang)
+    if spec is not None:
+        return dedupe(s.strip() for s in spec.imports(caps))
     nodes = sorted(
         ((n.start_byte, name, n) for name in IMPORT_CAPTURES for n in caps.get(name, ())),
         key=lambda x: x[0],

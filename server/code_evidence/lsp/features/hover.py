@@ -23,6 +23,9 @@ from ..session import FolderSession
 from ..uris import location_link
 
 _IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+# Ruby method names may end in ? or ! (``valid?``, ``save!``), and its symbols keep them.
+_RUBY_IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:[?!](?!=))?")
+_RUBY_EXTS = (".rb", ".rake", ".gemspec", ".ru")
 _KEYWORDS_TEXT = """
 and as assert async await break case class const continue def del elif else except export false
 finally for from func function if import in interface is lambda let match new nil none not null
@@ -32,13 +35,21 @@ yield
 _KEYWORDS = frozenset(_KEYWORDS_TEXT.split())
 
 
-def identifier_at(line: str, column: int) -> str | None:
+def _used_as_name(line: str, m: re.Match[str]) -> bool:
+    """A keyword of one language is a name in another (C++'s ``router.match(...)``): a member
+    access or a call is never a keyword."""
+    before = line[: m.start()].rstrip()
+    return before.endswith((".", "->", "::")) or line[m.end() :].lstrip().startswith("(")
+
+
+def identifier_at(line: str, column: int, ruby: bool = False) -> str | None:
     """The identifier touching ``column`` (code points) on ``line``; keywords and numbers are
-    not identifiers worth a panel."""
-    for m in _IDENT.finditer(line):
+    not identifiers worth a panel, unless used as a member or called. In Ruby a trailing ``?``
+    or ``!`` is part of the name."""
+    for m in (_RUBY_IDENT if ruby else _IDENT).finditer(line):
         if m.start() <= column <= m.end():
             word = m.group()
-            if word.lower() in _KEYWORDS or len(word) < 2:
+            if len(word) < 2 or (word.lower() in _KEYWORDS and not _used_as_name(line, m)):
                 return None
             return word
         if m.start() > column:
@@ -125,7 +136,8 @@ async def on_hover(ls: CodeEvidenceServer, params: types.HoverParams) -> types.H
     column = ls.workspace.position_codec.position_from_client_units(
         lines, params.position
     ).character
-    name = identifier_at(lines[params.position.line].rstrip("\r\n"), column)
+    ruby = rel.lower().endswith(_RUBY_EXTS)
+    name = identifier_at(lines[params.position.line].rstrip("\r\n"), column, ruby)
     if name is None:
         return None
     line = params.position.line + 1
