@@ -240,6 +240,20 @@ class Engine:
         answers improve where the user is while the rest waits its turn."""
         self._focus = frozenset(paths)
 
+    def _changed(self, paths: Iterable[str]) -> frozenset[str] | None:
+        """Changed paths as the index names them; None (scan everything) when one is the
+        root or leaves the workspace (a link out of it): the full scan decides those."""
+        out = set()
+        for path in paths:
+            try:
+                rel = resolve_workspace_path(self.workspace, path)
+            except ValueError:
+                return None
+            if rel == ".":
+                return None
+            out.add(rel)
+        return frozenset(out)
+
     def _relative(self, path: str) -> str:
         try:
             return resolve_workspace_path(self.workspace, path)
@@ -261,16 +275,22 @@ class Engine:
         return "ready"
 
     def index(
-        self, progress: Progress | None = None, cancel: threading.Event | None = None
+        self,
+        progress: Progress | None = None,
+        cancel: threading.Event | None = None,
+        paths: Iterable[str] | None = None,
     ) -> IndexReport:
         """Bring the index up to date with the working tree (and editor overlays): only changed
         files are read, only new chunk texts are embedded. ``cancel`` stops the pass early:
         before the store is written nothing changes; during embedding, what was embedded
-        stays and the rest waits for the next pass."""
+        stays and the rest waits for the next pass. ``paths``: the workspace-relative files
+        known to have changed (a watcher's events): only they are looked at, unless the pass
+        finds it must scan everything (HEAD moved, ignore rules changed, a folder moved)."""
         with self._index_lock:
             self._indexing = True
             try:
-                job = PassInput(self.config, dict(self._overlays), self._focus)
+                only = None if paths is None else self._changed(paths)
+                job = PassInput(self.config, dict(self._overlays), self._focus, only)
                 return self._indexer.run(
                     job, lambda: self.embedder, lambda: self.cache, progress, cancel
                 )

@@ -334,11 +334,19 @@ class Git:
     def is_repo(self) -> bool:
         return self.toplevel() is not None
 
-    def state(self) -> GitState:
+    def head_state(self) -> GitState:
+        """Commit and branch without ``git status`` (``dirty`` is None): status stats every
+        tracked file, a cost a pass over a few saved files must not pay on a large tree."""
         if not self.is_repo():
             return NOT_A_REPO
         commit = _line(self.output("rev-parse", "-q", "--verify", "HEAD^{commit}"))
         branch = _line(self.output("symbolic-ref", "--short", "-q", "HEAD"))
+        return GitState(True, commit, branch, None)
+
+    def state(self) -> GitState:
+        head = self.head_state()
+        if not head.is_repo:
+            return head
         status = self.output(
             "status",
             "--porcelain",
@@ -347,7 +355,7 @@ class Git:
             "--ignore-submodules",
         )
         dirty = None if status is None else bool(status.strip(b"\0"))
-        return GitState(True, commit, branch, dirty)
+        return GitState(True, head.commit, head.branch, dirty)
 
     def git_dirs(self) -> list[Path]:
         """The repository's git folder and, for a linked worktree, its common folder."""

@@ -36,7 +36,7 @@ from .imports import ImportResolver
 from .load import LoadedText, SkipFile, checked_text, load_text
 from .namespaces import MANIFESTS
 from .parts import IndexParts, lexdoc
-from .scan import FileEntry, scan_workspace
+from .scan import FileEntry, ScanResult, scan_paths, scan_workspace
 from .store import FileRow, Store, StoredChunk
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
@@ -113,6 +113,35 @@ def plan(reader: Store, entries: list[FileEntry], key: str) -> Plan:
     return Plan(to_read, removed, known)
 
 
+def plan_paths(reader: Store, entries: list[FileEntry], paths: set[str], key: str) -> Plan | None:
+    """:func:`plan` for a pass over ``paths`` only (what the watcher saw change; ``entries``:
+    those of them the scan keeps). None when a full pass is due instead: the chunking key
+    changed, or a path that is gone was a folder of indexed files."""
+    if reader.get_meta("chunking") != key:
+        return None
+    present = {e.path: e for e in entries}
+    known: dict[str, FileRow] = {}
+    removed: list[str] = []
+    to_read: list[FileEntry] = []
+    for path in sorted(paths):
+        row, skip = reader.file_row(path), reader.skipped_stat(path)
+        if row is not None:
+            known[path] = row
+        entry = present.get(path)
+        if entry is None:
+            if row is not None or skip is not None:
+                removed.append(path)
+            elif reader.has_files_under(path):
+                return None
+        elif (row is None or (row.size, row.mtime_ns) != (entry.size, entry.mtime_ns)) and skip != (
+            entry.size,
+            entry.mtime_ns,
+            entry.mode,
+        ):
+            to_read.append(entry)
+    return Plan(to_read, removed, known)
+
+
 def with_secrets(path: str, text: str, chunks: list[Chunk]) -> list[Chunk]:
     """The chunks with the secret spans of the whole file (see ``secrets.file_line_spans``):
     found once over the file, so a chunk holding only the middle of a key hides it too."""
@@ -136,6 +165,23 @@ def overlay_stamp(text: str) -> tuple[int, int]:
     return len(text), -(int.from_bytes(digest[:7], "big") + 1)
 
 
+def _moves_edges(row: FileRow, old: FileRow | None) -> bool:
+    """Whether re-reading a file can change import edges: it is new, its imports or language
+    changed, or it is a manifest the resolver reads. An edit inside a function body moves no
+    edge, and relinking reads every file row of the store."""
+    if old is None or old.imports != row.imports or old.language != row.language:
+        return True
+    return posixpath.basename(row.path) in MANIFESTS
+
+
+def overlaid(entries: list[FileEntry], overlays: dict[str, str]) -> list[FileEntry]:
+    """The scanned files with editor buffers standing in for their disk copies."""
+    return [
+        FileEntry(e.path, *overlay_stamp(overlays[e.path])) if e.path in overlays else e
+        for e in entries
+    ]
+
+
 @dataclass(slots=True)
 class PassInput:
     """What one pass works from besides the workspace: the configuration, editor buffers
@@ -144,6 +190,9 @@ class PassInput:
     config: Config
     overlays: dict[str, str]
     focus: frozenset[str]
+    # Only these workspace-relative paths changed (a watcher's batch, edited buffers): the
+    # pass stats them instead of listing the workspace. None: scan everything.
+    paths: frozenset[str] | None = None
 
 
 class Indexer:
@@ -168,8 +217,9 @@ class Indexer:
         ``embedder`` and ``cache`` are made only when vectors are on."""
         t0 = time.perf_counter()
         parts, store, cfg = self.parts, self.parts.store, job.config
-        scan = scan_workspace(self.workspace, cfg.index, self.git)
+        key = chunking_key(cfg.index)
         if parts.read_only:
+            scan = scan_workspace(self.workspace, cfg.index, self.git)
             return IndexReport(
                 files_seen=len(scan.files),
                 files_changed=0,
@@ -184,13 +234,13 @@ class Indexer:
                 skipped=dict(scan.skipped),
                 read_only=True,
             )
+        targeted = self._targeted(job, key) if job.paths is not None else None
+        if targeted is not None:
+            scan, work = targeted
+        else:
+            scan = scan_workspace(self.workspace, cfg.index, self.git)
+            work = plan(parts.reader, overlaid(scan.files, job.overlays), key)
         overlays = job.overlays
-        entries = [
-            FileEntry(e.path, *overlay_stamp(overlays[e.path])) if e.path in overlays else e
-            for e in scan.files
-        ]
-        key = chunking_key(cfg.index)
-        work = plan(parts.reader, entries, key)
         skipped = dict(scan.skipped)
         known = work.known  # under the index lock the committed state is the store's state
         updates: list[tuple[FileEntry, FileRow, list[Chunk], bool]] = []
@@ -229,7 +279,11 @@ class Indexer:
         model_id = embedder().model_id if cfg.stages.vectors else None
         removed_ids: list[int] = []
         added: list[StoredChunk] = []
-        graph_changed = bool(updates or removed)
+        graph_changed = (
+            work.rechunk
+            or bool(removed)
+            or any(_moves_edges(row, known.get(row.path)) for _e, row, _c, _x in updates)
+        )
         stamp = datetime.now(UTC).isoformat(timespec="seconds")
         with store.transaction():
             store.set_meta({"derived_dirty": "1"})
@@ -259,24 +313,28 @@ class Indexer:
                 )
             if graph_changed:
                 self._relink_imports(cfg)
-            store.set_meta(
-                {
-                    "commit": scan.git.commit,
-                    "branch": scan.git.branch,
-                    "dirty": None if scan.git.dirty is None else str(int(scan.git.dirty)),
-                    "indexed_at": stamp,
-                    "model": model_id,
-                    "chunking": key,
-                }
-            )
+            meta = {
+                "commit": scan.git.commit,
+                "branch": scan.git.branch,
+                "dirty": None if scan.git.dirty is None else str(int(scan.git.dirty)),
+                "indexed_at": stamp,
+                "model": model_id,
+                "chunking": key,
+            }
+            if targeted is not None:
+                del meta["dirty"]  # not asked (git status is the full scan's cost)
+            store.set_meta(meta)
         if removed_ids or added:
             if progress:
                 progress("lexical", 0, 1)
             parts.lexical.delete(removed_ids)
             parts.lexical.add([lexdoc(sc) for sc in added])
             parts.lexical.commit()
-            parts.vectors.remove(removed_ids)
-            parts.vectors.save()
+            # A save rewrites the whole vector file: only when a vector actually went.
+            gone = [i for i in removed_ids if i in parts.vectors]
+            if gone:
+                parts.vectors.remove(gone)
+                parts.vectors.save()
             if progress:
                 progress("lexical", 1, 1)
         # The generation (part of every cached answer's key) moves only now that the lexical
@@ -294,7 +352,7 @@ class Indexer:
                 added, job.focus, embedder(), cache(), progress, cancel
             )
         return IndexReport(
-            files_seen=len(scan.files),
+            files_seen=store.counts()[0] if targeted is not None else len(scan.files),
             files_changed=len(updates),
             files_removed=len(removed),
             files_skipped=sum(skipped.values()),
@@ -307,6 +365,18 @@ class Indexer:
             skipped=skipped,
             cancelled=cancelled,
         )
+
+    def _targeted(self, job: PassInput, key: str) -> tuple[ScanResult, Plan] | None:
+        """The scan and plan of a pass over ``job.paths`` alone (the watcher's events and the
+        editor buffers that changed), never listing the workspace; None when a full pass is
+        due: HEAD moved, the rules changed, or a path is not a plain file (see
+        :func:`scan_paths` and :func:`plan_paths`)."""
+        paths = set(job.paths or ())
+        scan = scan_paths(self.workspace, job.config.index, self.git, paths)
+        if scan is None or scan.git.commit != self.parts.store.get_meta("commit"):
+            return None
+        work = plan_paths(self.parts.reader, overlaid(scan.files, job.overlays), paths, key)
+        return None if work is None else (scan, work)
 
     def _update_last_commits(self, head: str) -> None:
         """The newest commit touching each file, for the freshness feature: incremental when

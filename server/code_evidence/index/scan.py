@@ -373,3 +373,34 @@ def scan_workspace(root: Path, cfg: IndexConfig, git: Git | None = None) -> Scan
     elif not state.is_repo:
         _scan_walk(col)
     return col.result(state)
+
+
+# Names whose change can alter which files the index holds: a pass that meets one scans the
+# whole workspace.
+RULE_FILES = frozenset({".gitignore", ".code-evidence.toml", "pyvenv.cfg"})
+
+
+def scan_paths(root: Path, cfg: IndexConfig, git: Git, paths: Iterable[str]) -> ScanResult | None:
+    """The scan restricted to ``paths`` (workspace-relative, already past the watcher's
+    ignore check): the same per-file rules as :func:`scan_workspace` at the cost of a few
+    stats, for a pass that knows which files changed. A path missing from the result is gone
+    or skipped. None when only a full scan can say: a folder among the paths, or a file
+    whose change alters the rules themselves (``RULE_FILES``), or a folder outside git (the
+    watcher reads only the top ``.gitignore`` there, the walk reads every one)."""
+    state = git.head_state()
+    if not state.is_repo:
+        return None
+    real_root = Path(os.path.realpath(root))
+    col = _Collector(real_root, cfg)
+    for path in paths:
+        if path.rpartition("/")[2] in RULE_FILES or not _valid_name(path):
+            return None
+        if os.path.isdir(os.path.join(col.root_str, path)):
+            return None
+        folders = path.split("/")[:-1]
+        for i in range(1, len(folders) + 1):  # a virtualenv git lists: vendored
+            folder = "/".join(folders[:i])
+            if os.path.exists(os.path.join(col.root_str, folder, "pyvenv.cfg")):
+                col.venv_dirs.add(folder)
+        col.consider(path, check_parents=True)
+    return col.result(state)

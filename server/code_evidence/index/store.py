@@ -257,6 +257,19 @@ class Store:
                 out[p] = t
         return out
 
+    def skipped_stat(self, path: str) -> tuple[int, int, int] | None:
+        r = self.db.execute(
+            "SELECT size, mtime_ns, mode FROM skipped_files WHERE path=?", (path,)
+        ).fetchone()
+        return None if r is None else (r[0], r[1], r[2])
+
+    def has_files_under(self, folder: str) -> bool:
+        """Whether any indexed file lies under ``folder`` (a folder moved or deleted)."""
+        low = folder.rstrip("/") + "/"
+        high = low[:-1] + "0"  # "0" follows "/": every path with the prefix sorts before it
+        r = self.db.execute("SELECT 1 FROM files WHERE path >= ? AND path < ? LIMIT 1", (low, high))
+        return r.fetchone() is not None
+
     def file_row(self, path: str) -> FileRow | None:
         r = self.db.execute(f"SELECT {_FILE_COLS} FROM files WHERE path=?", (path,)).fetchone()
         return None if r is None else _row_to_file(r)

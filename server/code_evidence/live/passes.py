@@ -17,8 +17,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
@@ -81,6 +81,8 @@ class _Want:
     reason: str = ""
     head: bool = False
     forced: bool = False  # something besides editor buffers asked: scan even if they match
+    full: bool = False  # scan the whole workspace; otherwise look only at ``paths``
+    paths: set[str] = field(default_factory=set)  # files the watcher saw change
 
 
 class PassScheduler:
@@ -190,11 +192,22 @@ class PassScheduler:
 
     # -- passes ----------------------------------------------------------------
     def request_pass(
-        self, reason: str, progress: bool = False, head: bool = False, buffers_only: bool = False
+        self,
+        reason: str,
+        progress: bool = False,
+        head: bool = False,
+        buffers_only: bool = False,
+        paths: Iterable[str] | None = None,
     ) -> int:
         """Ask for a pass; returns the generation that will include this request.
-        ``buffers_only``: skip the pass when no editor buffer differs from what is indexed."""
+        ``buffers_only``: skip the pass when no editor buffer differs from what is indexed.
+        ``paths``: only these workspace-relative files changed (the pass stats them instead
+        of scanning the workspace); otherwise the pass scans everything."""
         with self._cond:
+            if paths is not None:
+                self._want.paths.update(paths)
+            elif not buffers_only:
+                self._want.full = True
             # A pass already running may have read the tree before this change: only a pass
             # that starts after now includes it.
             self._requested = max(self._requested, max(self._running, self._completed) + 1)
@@ -249,7 +262,7 @@ class PassScheduler:
         if batch.head:
             self.request_pass("git HEAD changed", head=True)
         elif paths:
-            self.request_pass(f"{len(paths)} file(s) changed on disk")
+            self.request_pass(f"{len(paths)} file(s) changed on disk", paths=paths)
         elif batch.buffers and self._buffers_dirty:
             self.request_pass("editor buffers changed", buffers_only=True)
 
@@ -281,15 +294,15 @@ class PassScheduler:
                     self.progress_pct = None
                     self._cond.notify_all()
 
-    def _sync_overlays(self) -> bool:
-        """Hand changed editor buffers to the engine; True when an overlay changed."""
+    def _sync_overlays(self) -> set[str]:
+        """Hand changed editor buffers to the engine; returns the paths whose overlay changed."""
         with self._cond:
             dirty, self._buffers_dirty = self._buffers_dirty, set()
             buffers = {rel: self._buffers.get(rel) for rel in dirty}
             self._synced_seq = self._buffer_seq
             open_files = list(self._buffers)
         self.engine.set_focus(open_files)  # their neighbourhood gets its vectors first
-        changed = False
+        changed: set[str] = set()
         for rel, text in buffers.items():
             if text is not None:
                 text = normalise_newlines(text)
@@ -305,7 +318,7 @@ class PassScheduler:
                 self._overlaid.pop(rel, None)
             else:
                 self._overlaid[rel] = want
-            changed = True
+            changed.add(rel)
         return changed
 
     def _searchable_now(self, generation: int) -> None:
@@ -341,7 +354,10 @@ class PassScheduler:
             on_progress=self._progress,
         )
         try:
-            report = self.engine.index(tracker, cancel)
+            # The watcher's paths and the changed buffers are all that moved, unless something
+            # asked for a full scan (start, HEAD, settings, a save without a watcher).
+            paths = None if want.full else want.paths | overlays_changed
+            report = self.engine.index(tracker, cancel, paths)
         except IndexCancelled:
             tracker.end("cancelled")
             msg = "indexing cancelled; the index keeps what it had (codeEvidence.reindex resumes)"

@@ -15,14 +15,16 @@ from ..server import CodeEvidenceServer
 from ..session import FolderSession
 
 
-def _buffer(ls: CodeEvidenceServer, uri: str, closed: bool = False) -> FolderSession | None:
+def _buffer(
+    ls: CodeEvidenceServer, uri: str, closed: bool = False
+) -> tuple[FolderSession, str] | None:
     try:
         session, rel = ls.folders.session_for_uri(uri, "textDocument")
     except JsonRpcInvalidParams:
         return None  # a document outside the workspace (or not a file): nothing to index
     text = None if closed else ls.workspace.get_text_document(uri).source
     session.passes.set_buffer(rel, text)
-    return session
+    return session, rel
 
 
 def did_open(ls: CodeEvidenceServer, params: types.DidOpenTextDocumentParams) -> None:
@@ -35,9 +37,9 @@ def did_change(ls: CodeEvidenceServer, params: types.DidChangeTextDocumentParams
 
 def did_save(ls: CodeEvidenceServer, params: types.DidSaveTextDocumentParams) -> None:
     """Without a file watcher, a save is the only news of a change on disk."""
-    session = _buffer(ls, params.text_document.uri)
-    if session is not None and session.passes.watch_error:
-        session.passes.request_pass("file saved")
+    found = _buffer(ls, params.text_document.uri)
+    if found is not None and found[0].passes.watch_error:
+        found[0].passes.request_pass("file saved", paths=[found[1]])
 
 
 def did_close(ls: CodeEvidenceServer, params: types.DidCloseTextDocumentParams) -> None:
