@@ -103,7 +103,7 @@ def write(root: Path, files: dict[str, str]) -> None:
         path.write_text(text, encoding="utf-8")
 
 
-def test_source_is_embedded_before_tests_docs_and_locale(
+def test_source_is_embedded_before_tests_docs_and_migrations(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CODE_EVIDENCE_CACHE_DIR", str(tmp_path / "cold-cache"))
@@ -113,6 +113,7 @@ def test_source_is_embedded_before_tests_docs_and_locale(
         ws,
         {
             "aaa/locale/de/django.po": 'msgid "apple"\nmsgstr "Apfel"\n',
+            "aaa/migrations/0001_initial.py": "def forwards(apps):\n    return apps\n",
             "aaa/tests/test_tax.py": "def test_tax_is_positive():\n    assert tax(1) > 0\n",
             "aaa/docs/guide.md": "# Guide\n\nHow taxes are computed.\n",
             "zzz/pricing.py": "def tax(amount):\n    return amount * 0.2\n",
@@ -121,11 +122,13 @@ def test_source_is_embedded_before_tests_docs_and_locale(
     recorder = RecordingEmbedder()
     with Engine(ws, tmp_path / "idx", embedder=recorder) as eng:
         report = eng.index()
-        assert report.embedded == report.chunks_total == len(eng.parts.vectors) == 4
+        # The translation catalog is BM25 only (filekinds.wants_vector): ready without it.
+        assert report.chunks_total == 5
+        assert report.embedded == len(eng.parts.vectors) == 4
         assert eng.state == "ready"
     order = [text.split("\n", 1)[0] for text in recorder.seen]
     assert order[0] == "zzz/pricing.py"
-    assert order[-1] == "aaa/locale/de/django.po"
+    assert order[-1] == "aaa/migrations/0001_initial.py"
     assert set(order[1:3]) == {"aaa/tests/test_tax.py", "aaa/docs/guide.md"}
 
 

@@ -38,8 +38,9 @@ from .api import (
 from .config import CONFIG_FILE, Config, ConfigError, describe_tuned, load_config, read_tuned
 from .git import Git
 from .index import snapshot
-from .index.indexer import Indexer, PassInput, Progress, chunking_key, plan
+from .index.indexer import Indexer, PassInput, Progress
 from .index.parts import IndexParts, PartsUnavailable
+from .index.plan import chunking_key, plan, vector_target
 from .index.scan import ScanResult, scan_workspace
 from .index.store import Store
 from .models import crossencoder
@@ -270,7 +271,7 @@ class Engine:
         come from BM25 and structure for those); ``ready`` otherwise."""
         if self._indexing:
             return "indexing"
-        if self.config.stages.vectors and len(self.parts.vectors) < self.reader.counts()[1]:
+        if self.config.stages.vectors and len(self.parts.vectors) < vector_target(self.reader):
             return "partial"
         return "ready"
 

@@ -99,3 +99,57 @@ def is_outside_source(path: str) -> bool:
     answer lives."""
     dirs, name = _split(path)
     return bool(NON_SOURCE_DIRS.intersection(dirs)) or name in NON_SOURCE_NAMES
+
+
+# -- which files get a vector -----------------------------------------------------------------
+# Every chunk is in BM25; a vector costs ~25 ms of model time on 2 cores, so it goes where a
+# question is asked by meaning. Translation catalogs, lockfiles, fixtures and data files are
+# asked about by the strings they hold (a msgid, a package name, a field value), which BM25
+# answers exactly; on Django the catalogs alone were most of the embedding time. Bump
+# VECTOR_POLICY when wants_vector changes: the next pass re-decides every chunk.
+VECTOR_POLICY = "1"
+CATALOG_SUFFIXES = (".po", ".pot", ".mo", ".xliff", ".xlf")
+LOCKFILE_NAMES = frozenset(
+    {
+        "package-lock.json",
+        "npm-shrinkwrap.json",
+        "yarn.lock",
+        "pnpm-lock.yaml",
+        "bun.lock",
+        "poetry.lock",
+        "pipfile.lock",
+        "pdm.lock",
+        "uv.lock",
+        "cargo.lock",
+        "gemfile.lock",
+        "composer.lock",
+        "podfile.lock",
+        "mix.lock",
+        "flake.lock",
+        "packages.lock.json",
+        "go.sum",
+    }
+)
+FIXTURE_DIRS = frozenset({"fixtures", "fixture", "__fixtures__"})
+DATA_SUFFIXES = (".csv", ".tsv", ".jsonl", ".ndjson", ".geojson", ".svg")
+FIXTURE_DATA_SUFFIXES = (".json", ".yaml", ".yml", ".xml", ".txt", ".sql", *DATA_SUFFIXES)
+
+
+def vector_kind(path: str) -> str | None:
+    """Why a file's chunks get no vector (BM25 only): ``catalog``, ``lockfile``,
+    ``fixture`` or ``data``; None when they get one. Decided from the path alone."""
+    dirs, name = _split(path.lower())
+    if name.endswith(CATALOG_SUFFIXES):
+        return "catalog"
+    if name in LOCKFILE_NAMES:
+        return "lockfile"
+    if FIXTURE_DIRS.intersection(dirs) and name.endswith(FIXTURE_DATA_SUFFIXES):
+        return "fixture"
+    if name.endswith(DATA_SUFFIXES):
+        return "data"
+    return None
+
+
+def wants_vector(path: str) -> bool:
+    """Whether the chunks of ``path`` are embedded (see :func:`vector_kind`)."""
+    return vector_kind(path) is None

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import posixpath
 import threading
 import time
@@ -24,20 +23,21 @@ from pathlib import Path
 import numpy as np
 
 from ..api import Chunk, IndexReport
-from ..config import Config, IndexConfig
-from ..filekinds import is_bulk_path, is_doc_path
+from ..config import Config
+from ..filekinds import VECTOR_POLICY, is_bulk_path, is_doc_path, wants_vector
 from ..git import Git
 from ..models.embed_cache import EmbeddingCache, embed_with_cache, embedding_key, embedding_text
 from ..models.embedder import Embedder
-from ..secrets import DETECTOR_VERSION, config_like, file_line_spans, spans_in, text_line_spans
+from ..secrets import config_like, file_line_spans, spans_in, text_line_spans
 from . import freshness
 from .chunk import chunk_file, detect_language
 from .imports import ImportResolver
 from .load import LoadedText, SkipFile, checked_text, load_text
 from .namespaces import MANIFESTS
 from .parts import IndexParts, lexdoc
+from .plan import Plan, chunking_key, overlaid, plan, plan_paths, vector_target
 from .scan import FileEntry, ScanResult, scan_paths, scan_workspace
-from .store import FileRow, Store, StoredChunk
+from .store import FileRow, StoredChunk
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 EMBED_BATCH = 256  # chunks per embed-and-cache step: bounds work lost to a crash
@@ -67,81 +67,6 @@ def embed_priority(chunk: Chunk) -> int:
     return PRIORITY_SOURCE
 
 
-def chunking_key(cfg: IndexConfig) -> str:
-    """What decides how a file is read and cut (and which of its parts are secret): a pass
-    under another key re-reads and re-chunks every file, and re-decides every skip."""
-    decided = {
-        "include_generated": cfg.include_generated,
-        "max_file_bytes": cfg.max_file_bytes,
-        "max_line_chars": cfg.max_line_chars,
-        "window_lines": cfg.window_lines,
-        "window_overlap": cfg.window_overlap,
-        "max_chunk_lines": cfg.max_chunk_lines,
-        "secrets": DETECTOR_VERSION,
-    }
-    return json.dumps(decided, sort_keys=True)
-
-
-@dataclass(frozen=True, slots=True)
-class Plan:
-    """What an index pass must do, from comparing the scan with the store."""
-
-    to_read: list[FileEntry]
-    removed: list[str]
-    known: dict[str, FileRow]  # the indexed files, as read for the comparison
-    rechunk: bool = False  # the chunking key changed: every file is read and cut again
-
-
-def plan(reader: Store, entries: list[FileEntry], key: str) -> Plan:
-    """Compare the scan with what is indexed by size and mtime, and with what was read and
-    skipped by size, mtime and mode; everything, when ``key`` (:func:`chunking_key`) is not
-    the one the index was built under. Reads the committed state, so status can call it
-    while a pass runs."""
-    known = reader.files()
-    skipped = reader.skipped_stats()
-    present = {e.path for e in entries}
-    removed = [p for p in [*known, *skipped] if p not in present]
-    if reader.get_meta("chunking") != key:
-        return Plan(list(entries), removed, known, rechunk=bool(known or skipped))
-    stats = {p: (row.size, row.mtime_ns) for p, row in known.items()}
-    to_read = [
-        e
-        for e in entries
-        if (stats[e.path] != (e.size, e.mtime_ns) if e.path in stats else True)
-        and skipped.get(e.path) != (e.size, e.mtime_ns, e.mode)
-    ]
-    return Plan(to_read, removed, known)
-
-
-def plan_paths(reader: Store, entries: list[FileEntry], paths: set[str], key: str) -> Plan | None:
-    """:func:`plan` for a pass over ``paths`` only (what the watcher saw change; ``entries``:
-    those of them the scan keeps). None when a full pass is due instead: the chunking key
-    changed, or a path that is gone was a folder of indexed files."""
-    if reader.get_meta("chunking") != key:
-        return None
-    present = {e.path: e for e in entries}
-    known: dict[str, FileRow] = {}
-    removed: list[str] = []
-    to_read: list[FileEntry] = []
-    for path in sorted(paths):
-        row, skip = reader.file_row(path), reader.skipped_stat(path)
-        if row is not None:
-            known[path] = row
-        entry = present.get(path)
-        if entry is None:
-            if row is not None or skip is not None:
-                removed.append(path)
-            elif reader.has_files_under(path):
-                return None
-        elif (row is None or (row.size, row.mtime_ns) != (entry.size, entry.mtime_ns)) and skip != (
-            entry.size,
-            entry.mtime_ns,
-            entry.mode,
-        ):
-            to_read.append(entry)
-    return Plan(to_read, removed, known)
-
-
 def with_secrets(path: str, text: str, chunks: list[Chunk]) -> list[Chunk]:
     """The chunks with the secret spans of the whole file (see ``secrets.file_line_spans``):
     found once over the file, so a chunk holding only the middle of a key hides it too."""
@@ -158,13 +83,6 @@ def with_secrets(path: str, text: str, chunks: list[Chunk]) -> list[Chunk]:
     return out
 
 
-def overlay_stamp(text: str) -> tuple[int, int]:
-    """A (size, mtime) pair for an editor buffer: a negative content-derived "mtime" can never
-    equal a real one, so closing the buffer makes the disk copy look changed again."""
-    digest = hashlib.sha256(text.encode("utf-8", "replace")).digest()
-    return len(text), -(int.from_bytes(digest[:7], "big") + 1)
-
-
 def _moves_edges(row: FileRow, old: FileRow | None) -> bool:
     """Whether re-reading a file can change import edges: it is new, its imports or language
     changed, or it is a manifest the resolver reads. An edit inside a function body moves no
@@ -172,14 +90,6 @@ def _moves_edges(row: FileRow, old: FileRow | None) -> bool:
     if old is None or old.imports != row.imports or old.language != row.language:
         return True
     return posixpath.basename(row.path) in MANIFESTS
-
-
-def overlaid(entries: list[FileEntry], overlays: dict[str, str]) -> list[FileEntry]:
-    """The scanned files with editor buffers standing in for their disk copies."""
-    return [
-        FileEntry(e.path, *overlay_stamp(overlays[e.path])) if e.path in overlays else e
-        for e in entries
-    ]
 
 
 @dataclass(slots=True)
@@ -294,8 +204,11 @@ class Indexer:
                 store.set_skipped(entry.path, entry.size, entry.mtime_ns, entry.mode, reason)
             for entry in touches:
                 store.touch_file(entry.path, entry.size, entry.mtime_ns)
+            vectorless = 0  # change in the chunks that get no vector (wants_vector)
             for path in removed:
-                removed_ids.extend(store.remove_file(path))
+                ids = store.remove_file(path)
+                removed_ids.extend(ids)
+                vectorless -= 0 if wants_vector(path) else len(ids)
             for _entry, row, chunks, enc_err in updates:
                 existing = {sc.chunk.hash: sc for sc in store.chunks_of(row.path)}
                 keep: list[tuple[int, Chunk]] = []
@@ -308,11 +221,13 @@ class Indexer:
                         new.append((ch, embedding_key(ch, model_id) if model_id else None))
                 gone, ids = store.replace_file(row, keep, new, enc_err, scan.git.commit, stamp)
                 removed_ids.extend(gone)
+                vectorless += 0 if wants_vector(row.path) else len(ids) - len(gone)
                 added.extend(
                     StoredChunk(cid, ch, key) for cid, (ch, key) in zip(ids, new, strict=True)
                 )
             if graph_changed:
                 self._relink_imports(cfg)
+            policy_changed = self._count_vectorless(vectorless)
             meta = {
                 "commit": scan.git.commit,
                 "branch": scan.git.branch,
@@ -346,6 +261,8 @@ class Indexer:
         if scan.git.commit and scan.git.commit != store.get_meta("history_head"):
             self._update_last_commits(scan.git.commit)
 
+        if policy_changed and len(parts.vectors):
+            self._drop_refused_vectors()
         embedded, from_cache, cancelled = 0, 0, False
         if cfg.stages.vectors:
             embedded, from_cache, cancelled = self._fill_vectors(
@@ -377,6 +294,27 @@ class Indexer:
             return None
         work = plan_paths(self.parts.reader, overlaid(scan.files, job.overlays), paths, key)
         return None if work is None else (scan, work)
+
+    def _count_vectorless(self, delta: int) -> bool:
+        """Keep the number of chunks that get no vector (the ``bm25_only`` meta), within the
+        pass's transaction: by ``delta`` under the same policy, by a count per file when the
+        policy (``filekinds.VECTOR_POLICY``) is new to this index. True in that case."""
+        store = self.parts.store
+        changed = store.get_meta("vector_policy") != VECTOR_POLICY
+        if changed:
+            per_file = store.chunks_per_file()
+            count = sum(n for path, n in per_file.items() if not wants_vector(path))
+        else:
+            count = int(store.get_meta("bm25_only") or 0) + delta
+        store.set_meta({"bm25_only": str(count), "vector_policy": VECTOR_POLICY})
+        return changed
+
+    def _drop_refused_vectors(self) -> None:
+        """Under a new policy, chunks it refuses lose the vectors an older one gave them."""
+        refused = [sc.id for sc in self.parts.store.all_chunks() if not wants_vector(sc.chunk.path)]
+        if any(i in self.parts.vectors for i in refused):
+            self.parts.vectors.remove(refused)
+            self.parts.vectors.save()
 
     def _update_last_commits(self, head: str) -> None:
         """The newest commit touching each file, for the freshness feature: incremental when
@@ -453,10 +391,14 @@ class Indexer:
         pass left without a vector."""
         parts = self.parts
         vectors = parts.vectors
-        _, total = parts.store.counts()
-        todo = added
-        if len(vectors) + len(added) < total or len(vectors) < total - len(added):
-            todo = [sc for sc in parts.store.all_chunks() if sc.id not in vectors]
+        # Only chunks the policy gives a vector (filekinds.wants_vector); BM25 has them all.
+        todo = [sc for sc in added if wants_vector(sc.chunk.path)]
+        if len(vectors) + len(todo) < vector_target(parts.store):
+            todo = [
+                sc
+                for sc in parts.store.all_chunks()
+                if sc.id not in vectors and wants_vector(sc.chunk.path)
+            ]
         if not todo:
             return 0, 0, False
         todo = parts.keyed(todo)

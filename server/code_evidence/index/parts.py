@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import tantivy
 
+from ..filekinds import wants_vector
 from ..models.embed_cache import EmbeddingCache, embedding_key
 from .lexical import LexDoc, LexicalIndex
 from .store import Store, StoreCorrupt, StoredChunk, StoreOutdated, StoreUnwritable
@@ -191,7 +192,9 @@ class IndexParts:
         self.notes.append("vector index was stale or damaged; rebuilt from the embedding cache")
         (self.index_dir / "vectors.usearch").unlink(missing_ok=True)
         self.vectors = VectorIndex(self.index_dir / "vectors.usearch", dim=DIM)
-        self.add_cached_vectors(list(self.store.all_chunks()))
+        self.add_cached_vectors(
+            [sc for sc in self.store.all_chunks() if wants_vector(sc.chunk.path)]
+        )
         self.vectors.save()
 
     def keyed(self, chunks: list[StoredChunk]) -> list[StoredChunk]:
@@ -276,6 +279,8 @@ def lexical_ids(lexical: LexicalIndex) -> list[int]:
 
 def check_index(store: Store, lexical: LexicalIndex, vectors: VectorIndex | None) -> IndexCheck:
     ids = set(store.chunk_ids())
+    # Chunks the policy leaves to BM25 are not missing a vector.
+    embedded = {sc.id for sc in store.all_chunks() if wants_vector(sc.chunk.path)}
     unreadable = None
     try:
         lex = lexical_ids(lexical)
@@ -291,6 +296,6 @@ def check_index(store: Store, lexical: LexicalIndex, vectors: VectorIndex | None
         lexical_missing=tuple(sorted(ids - lex_set)),
         lexical_duplicates=len(lex) - len(lex_set),
         vector_extra=tuple(sorted(keys - ids)),
-        vector_missing=len(ids - keys) if vectors is not None else 0,
+        vector_missing=len(embedded - keys) if vectors is not None else 0,
         lexical_unreadable=unreadable,
     )

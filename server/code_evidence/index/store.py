@@ -303,6 +303,9 @@ class Store:
         for r in self.db.execute(f"SELECT {_CHUNK_COLS} FROM chunks ORDER BY id"):
             yield _row_to_chunk(r)
 
+    def chunks_per_file(self) -> dict[str, int]:
+        return dict(self.db.execute("SELECT path, count(*) FROM chunks GROUP BY path"))
+
     def counts(self) -> tuple[int, int]:
         files = self.db.execute("SELECT count(*) FROM files").fetchone()[0]
         chunks = self.db.execute("SELECT count(*) FROM chunks").fetchone()[0]

@@ -1,0 +1,101 @@
+"""Which files get a vector (issue 24): translation catalogs, lockfiles, fixtures and data
+files are answered by BM25 alone; everything else is embedded. The index counts what it
+leaves out, so a workspace full of catalogs is still ``ready`` and never re-embeds them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from code_evidence.api import FindRequest
+from code_evidence.engine import Engine
+from code_evidence.filekinds import vector_kind, wants_vector
+from code_evidence.index.parts import check_index
+from code_evidence.index.plan import vector_target
+
+
+@pytest.mark.parametrize(
+    ("path", "kind"),
+    [
+        ("django/conf/locale/de/LC_MESSAGES/django.po", "catalog"),
+        ("po/messages.pot", "catalog"),
+        ("web/i18n/app.xliff", "catalog"),
+        ("package-lock.json", "lockfile"),
+        ("frontend/yarn.lock", "lockfile"),
+        ("Cargo.lock", "lockfile"),
+        ("Pipfile.lock", "lockfile"),
+        ("go.sum", "lockfile"),
+        ("tests/fixtures/users.json", "fixture"),
+        ("app/fixtures/initial_data.yaml", "fixture"),
+        ("data/cities.csv", "data"),
+        ("static/img/logo.svg", "data"),
+        ("events.jsonl", "data"),
+        # embedded: code, config, docs, templates, and code inside a fixtures folder
+        ("django/db/models/query.py", None),
+        ("package.json", None),
+        ("tsconfig.json", None),
+        ("docs/howto/deploy.md", None),
+        ("templates/admin/base.html", None),
+        ("tests/fixtures/factories.py", None),
+        ("django/conf/locale/de/formats.py", None),
+        ("Cargo.toml", None),
+    ],
+)
+def test_kind_of_each_file(path: str, kind: str | None) -> None:
+    assert vector_kind(path) == kind
+    assert wants_vector(path) is (kind is None)
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+
+
+FILES = {
+    "shop/pricing.py": "def net_price(gross):\n    return gross / 1.2\n",
+    "shop/locale/de/LC_MESSAGES/django.po": 'msgid "Shopping basket"\nmsgstr "Warenkorb"\n',
+    "package-lock.json": '{"name": "shop", "lockfileVersion": 3, "packages": {}}\n',
+    "shop/fixtures/products.json": '[{"model": "shop.product", "pk": 1}]\n',
+    "shop/data/regions.csv": "code,name\nDE,Germany\n",
+}
+
+
+def test_only_what_is_asked_by_meaning_is_embedded(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    write(ws, FILES)
+    with Engine(ws, tmp_path / "idx") as eng:
+        report = eng.index()
+        chunks = list(eng.reader.all_chunks())
+        with_vector = {sc.chunk.path for sc in chunks if sc.id in eng.parts.vectors}
+        assert with_vector == {"shop/pricing.py"}
+        assert report.embedded + report.vectors_from_cache == len(eng.parts.vectors)
+        assert vector_target(eng.reader) == len(eng.parts.vectors) < len(chunks)
+        assert eng.state == "ready"
+        assert check_index(eng.reader, eng.parts.lexical, eng.parts.vectors).complete
+        # BM25 still answers from every one of them.
+        hit = eng.find(FindRequest('"Warenkorb"'), refresh=False).results
+        assert hit and hit[0].path == "shop/locale/de/LC_MESSAGES/django.po"
+
+        # The count follows deletions and additions without a recount.
+        (ws / "shop/data/regions.csv").unlink()
+        write(ws, {"shop/data/cities.tsv": "id\tname\n1\tBerlin\n"})
+        eng.index()
+        assert vector_target(eng.reader) == len(eng.parts.vectors)
+        assert eng.state == "ready"
+
+
+def test_a_new_policy_drops_vectors_an_older_one_gave(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    write(ws, FILES)
+    with Engine(ws, tmp_path / "idx") as eng:
+        eng.index()
+        catalog = [sc for sc in eng.reader.all_chunks() if not wants_vector(sc.chunk.path)]
+        # An index written before the policy: every chunk had a vector.
+        eng.parts.vectors.add([sc.id for sc in catalog], eng.embedder.embed(["x"] * len(catalog)))
+        eng.parts.store.set_meta_now({"vector_policy": None, "bm25_only": None})
+        eng.index()
+        assert not any(sc.id in eng.parts.vectors for sc in catalog)
+        assert vector_target(eng.reader) == len(eng.parts.vectors) == 1
+        assert eng.state == "ready"
