@@ -229,6 +229,9 @@ class Status:
     locked_by_other: bool
     state: str = "ready"  # "indexing" | "partial" (vectors still missing) | "ready"
     ranking: str = "defaults"  # or what `code-evidence tune` fitted, with its validation gain
+    # Chunks that get a vector once indexing is done (catalogs, lockfiles, fixtures and data
+    # files are BM25 only: filekinds.wants_vector).
+    vector_target: int = 0
 
 
 def to_json_dict(obj: Any) -> Any:

@@ -315,14 +315,19 @@ class Engine:
         except IndexWriteError as exc:
             return None, [f"{exc}; answering from the index as it was last committed"]
 
-    def status(self) -> Status:
-        scan = scan_workspace(self.workspace, self.config.index, self.git)
+    def status(self, scan: bool = True) -> Status:
+        """Where the index stands. ``scan`` False (after a pass over the files the watcher
+        saw change): no listing of the workspace and no ``git status``, so ``pending`` is 0
+        (the watcher reports every change) and ``dirty`` unknown; the rest is the same."""
         size = sum(p.stat().st_size for p in self.index_dir.rglob("*") if p.is_file())
         with self.snapshot():
-            return self._status(scan, size)
+            if not scan:
+                return self._status(ScanResult(self.workspace, self.git.head_state(), []), size, 0)
+            listed = scan_workspace(self.workspace, self.config.index, self.git)
+            work = plan(self.reader, listed.files, chunking_key(self.config.index))
+            return self._status(listed, size, len(work.to_read) + len(work.removed))
 
-    def _status(self, scan: ScanResult, size: int) -> Status:
-        work = plan(self.reader, scan.files, chunking_key(self.config.index))
+    def _status(self, scan: ScanResult, size: int, pending: int) -> Status:
         files, chunks = self.reader.counts()
         return Status(
             workspace=str(self.workspace),
@@ -335,7 +340,8 @@ class Engine:
             files=files,
             chunks=chunks,
             vectors=len(self.parts.vectors),
-            pending=len(work.to_read) + len(work.removed),
+            pending=pending,
+            vector_target=vector_target(self.reader),
             index_bytes=size,
             model=self.reader.get_meta("model"),
             locked_by_other=self.locked_by_other,

@@ -50,6 +50,9 @@ class PassStatus:
     message: str  # one line for the user: why the pass ran and what it did
     last_pass: IndexReport | None  # the last pass that completed, if any
     watch_error: str | None  # file watching is unavailable, and why
+    # False after a pass over the watcher's paths: the host should not list the workspace to
+    # count pending files either (the watcher reported every change; the pass took them all).
+    scanned: bool = True
 
 
 class ProgressHandle(Protocol):
@@ -374,12 +377,13 @@ class PassScheduler:
             msg = f"HEAD moved to {_where(*head)} (was {_where(*self._head)}): {msg}"
         self._head = head
         tracker.end(msg)
-        self._report("done", self.engine.state, msg)
+        self._report("done", self.engine.state, msg, scanned=paths is None)
         if report.files_changed or report.files_removed or report.embedded or report.chunks_added:
             self.reporter.index_changed()
 
-    def _report(self, event: PassEvent, state: str, message: str) -> None:
-        self.reporter.status(PassStatus(event, state, message, self.last_report, self.watch_error))
+    def _report(self, event: PassEvent, state: str, message: str, scanned: bool = True) -> None:
+        status = PassStatus(event, state, message, self.last_report, self.watch_error, scanned)
+        self.reporter.status(status)
 
 
 class _ProgressTracker:

@@ -263,7 +263,7 @@ def status_payload(
         "files": s.files if s else None,
         "chunks": s.chunks if s else None,
         "vectorsDone": s.vectors if s else None,
-        "vectorsTotal": (s.chunks if vectors_enabled else 0) if s else None,
+        "vectorsTotal": (s.vector_target if vectors_enabled else 0) if s else None,
         "pendingFiles": s.pending if s else None,
         "message": message,
         "lastPass": None if last_pass is None else to_json_dict(last_pass),

@@ -140,12 +140,14 @@ class FolderSession:
             self.passes.request_pass("exclude setting changed")
 
     # -- status ----------------------------------------------------------------
-    def _payload(self, state: str, message: str, last_pass: IndexReport | None) -> dict[str, Any]:
+    def _payload(
+        self, state: str, message: str, last_pass: IndexReport | None, scan: bool = True
+    ) -> dict[str, Any]:
         return protocol.status_payload(
             self.root,
             state,
             message,
-            self.read_status(),
+            self.read_status(scan),
             last_pass,
             self.engine.config.stages.vectors,
         )
@@ -165,7 +167,7 @@ class FolderSession:
         if status.event == "started" and self._last_payload is not None:
             payload = {**self._last_payload, "state": status.state, "message": status.message}
         else:
-            payload = self._payload(status.state, status.message, status.last_pass)
+            payload = self._payload(status.state, status.message, status.last_pass, status.scanned)
         if status.watch_error and status.watch_error not in payload["message"]:
             payload = {**payload, "message": f"{payload['message']}; {status.watch_error}"}
         if payload == self._last_payload:
@@ -195,8 +197,9 @@ class FolderSession:
         tree and this folder's index are not touched)."""
         return self.engine.find_as_of(req, ref)
 
-    def read_status(self) -> Status:
-        return self.engine.status()
+    def read_status(self, scan: bool = True) -> Status:
+        """``scan`` False: without listing the workspace (see ``Engine.status``)."""
+        return self.engine.status(scan)
 
     def indexed_head(self) -> Head:
         """(commit, branch) the index was last brought to."""

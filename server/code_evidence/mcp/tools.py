@@ -265,7 +265,7 @@ def status_answer(
         "files": status.files,
         "chunks": status.chunks,
         "vectors_done": status.vectors,
-        "vectors_total": status.chunks,
+        "vectors_total": status.vector_target,
         "pending_files": status.pending,
         "tuned": status.ranking,
         "state": index.state,
@@ -279,8 +279,8 @@ def status_answer(
     where = f"{status.branch or 'no branch'}@{(status.commit or 'no commit')[:10]}"
     text = (
         f"{index.state}{pct}: {status.files} files, {status.chunks} chunks, "
-        f"{status.vectors}/{status.chunks} vectors; {status.pending} file(s) changed since the "
-        f"last pass; workspace {where}{' (dirty)' if status.dirty else ''}, indexed at "
+        f"{status.vectors}/{status.vector_target} vectors; {status.pending} file(s) changed "
+        f"since the last pass; workspace {where}{' (dirty)' if status.dirty else ''}, indexed at "
         f"{(status.indexed_commit or 'nothing')[:10]}; ranking: {status.ranking}"
         + (f"; {index.message}" if index.message else "")
     )
