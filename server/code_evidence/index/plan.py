@@ -43,7 +43,7 @@ class Plan:
 
     to_read: list[FileEntry]
     removed: list[str]
-    known: dict[str, FileRow]  # the indexed files, as read for the comparison
+    known: dict[str, FileRow]  # the stored rows of the files to read (all, when rechunking)
     rechunk: bool = False  # the chunking key changed: every file is read and cut again
 
 
@@ -51,20 +51,21 @@ def plan(reader: Store, entries: list[FileEntry], key: str) -> Plan:
     """Compare the scan with what is indexed by size and mtime, and with what was read and
     skipped by size, mtime and mode; everything, when ``key`` (:func:`chunking_key`) is not
     the one the index was built under. Reads the committed state, so status can call it
-    while a pass runs."""
-    known = reader.files()
+    while a pass runs. Only the stats of every file are read; whole rows (imports decoded)
+    only for the files to read, so a warm restart of a large workspace decodes none."""
+    stats = reader.file_stats()
     skipped = reader.skipped_stats()
     present = {e.path for e in entries}
-    removed = [p for p in [*known, *skipped] if p not in present]
+    removed = [p for p in [*stats, *skipped] if p not in present]
     if reader.get_meta("chunking") != key:
-        return Plan(list(entries), removed, known, rechunk=bool(known or skipped))
-    stats = {p: (row.size, row.mtime_ns) for p, row in known.items()}
+        return Plan(list(entries), removed, reader.files(), rechunk=bool(stats or skipped))
     to_read = [
         e
         for e in entries
-        if (stats[e.path] != (e.size, e.mtime_ns) if e.path in stats else True)
+        if stats.get(e.path) != (e.size, e.mtime_ns)
         and skipped.get(e.path) != (e.size, e.mtime_ns, e.mode)
     ]
+    known = {e.path: row for e in to_read if e.path in stats and (row := reader.file_row(e.path))}
     return Plan(to_read, removed, known)
 
 

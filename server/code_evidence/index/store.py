@@ -303,6 +303,9 @@ class Store:
         for r in self.db.execute(f"SELECT {_CHUNK_COLS} FROM chunks ORDER BY id"):
             yield _row_to_chunk(r)
 
+    def file_stats(self) -> dict[str, tuple[int, int]]:
+        return {p: (n, t) for p, n, t in self.db.execute("SELECT path, size, mtime_ns FROM files")}
+
     def chunks_per_file(self) -> dict[str, int]:
         return dict(self.db.execute("SELECT path, count(*) FROM chunks GROUP BY path"))
 
