@@ -263,6 +263,14 @@ def switch_row(root: Path, index_dir: Path) -> dict[str, Any]:
     return out
 
 
+def progress(label: str, out: dict[str, Any]) -> None:
+    """Each row as soon as it is measured: the log, and ``partial-<label>.json`` beside the
+    workspaces, so a run stopped early still leaves what it measured."""
+    flat_rows = {k: v for k, v in out.items() if not isinstance(v, dict)}
+    log(f"[{label}] so far: {json.dumps(flat_rows)}")
+    (SCALE_ROOT / f"partial-{label}.json").write_text(json.dumps(out, indent=2))
+
+
 def measure(root: Path, label: str, args: argparse.Namespace) -> dict[str, Any]:
     index_dir = SCALE_ROOT / f"index-{label}"
     shutil.rmtree(index_dir, ignore_errors=True)
@@ -281,16 +289,19 @@ def measure(root: Path, label: str, args: argparse.Namespace) -> dict[str, Any]:
         "warm_restart_process_s": round(warm["process_wall_s"], 2),
         "text_lines": text_lines(root),
     }
+    progress(label, out)
     log(f"[{label}] find x {args.queries} ...")
     out["find"] = find_rows(root, index_dir, args.queries)
     out["find_p50_ms"] = out["find"]["all"]["p50_ms"]
     out["find_p95_ms"] = out["find"]["all"]["p95_ms"]
+    progress(label, out)
     log(f"[{label}] language server: idle memory, {args.saves} saves ...")
     server = asyncio.run(server_rows(root, index_dir, args.saves))
     out["server"] = server
     out["lsp_idle_rss_mb"] = server["idle"]["rss_mb"]
     out["save_p50_ms"] = server["save"]["p50_ms"]
     out["save_p95_ms"] = server["save"]["p95_ms"]
+    progress(label, out)
     if not args.no_switch:
         log(f"[{label}] branch switch ...")
         out["switch"] = switch_row(root, index_dir)
@@ -345,11 +356,18 @@ def main() -> int:
     p.add_argument(
         "--small-only", action="store_true", help="only the Django point (a before/after check)"
     )
+    p.add_argument(
+        "--small-from",
+        type=Path,
+        help="the Django point from an earlier --small-only run's JSON instead of measuring it",
+    )
     args = p.parse_args()
     t_run = time.perf_counter()
 
-    small_root = small_workspace()
-    small = measure(small_root, "small", args)
+    if args.small_from:
+        small = json.loads(args.small_from.read_text(encoding="utf-8"))
+    else:
+        small = measure(small_workspace(), "small", args)
     if args.small_only:
         path = result_path("scale-small")
         path.write_text(json.dumps({**small, "utc": utc_iso(), **machine()}, indent=2))
