@@ -77,8 +77,7 @@ POINTS_PLAIN = (
     "store-commit",
     "tantivy",
     "tantivy-after",
-    "usearch-replace",
-)
+)  # no usearch points: with vectors off no pass rewrites the vector file
 POINTS_VECTORS = ("timed", "embed", "usearch", "usearch-replace", "store-commit", "tantivy")
 MODES = (
     ("off-wipe", False, True),
