@@ -129,7 +129,7 @@ class Indexer:
         parts, store, cfg = self.parts, self.parts.store, job.config
         key = chunking_key(cfg.index)
         if parts.read_only:
-            scan = scan_workspace(self.workspace, cfg.index, self.git)
+            scan = scan_workspace(self.workspace, cfg.index, self.git, dirty=False)
             return IndexReport(
                 files_seen=len(scan.files),
                 files_changed=0,
@@ -148,7 +148,8 @@ class Indexer:
         if targeted is not None:
             scan, work = targeted
         else:
-            scan = scan_workspace(self.workspace, cfg.index, self.git)
+            # No git status: only Engine.status shows whether the tree is dirty (and asks).
+            scan = scan_workspace(self.workspace, cfg.index, self.git, dirty=False)
             work = plan(parts.reader, overlaid(scan.files, job.overlays), key)
         overlays = job.overlays
         skipped = dict(scan.skipped)
@@ -231,13 +232,10 @@ class Indexer:
             meta = {
                 "commit": scan.git.commit,
                 "branch": scan.git.branch,
-                "dirty": None if scan.git.dirty is None else str(int(scan.git.dirty)),
                 "indexed_at": stamp,
                 "model": model_id,
                 "chunking": key,
             }
-            if targeted is not None:
-                del meta["dirty"]  # not asked (git status is the full scan's cost)
             store.set_meta(meta)
         if removed_ids or added:
             if progress:

@@ -355,16 +355,19 @@ def _scan_walk(col: _Collector) -> None:
             stack.append((path, ignores))
 
 
-def scan_workspace(root: Path, cfg: IndexConfig, git: Git | None = None) -> ScanResult:
+def scan_workspace(
+    root: Path, cfg: IndexConfig, git: Git | None = None, dirty: bool = True
+) -> ScanResult:
     """List the files to index under ``root``; reads no file contents. ``git`` is the
     workspace's hardened git (one is made when not given); where it refuses the repository
-    (another user's), the folder is walked like any other."""
+    (another user's), the folder is walked like any other. ``dirty`` False: no ``git
+    status`` (it stats every tracked file again); the state's ``dirty`` is then None."""
     real_root = Path(os.path.realpath(root))
     if not real_root.is_dir():
         raise NotADirectoryError(f"workspace {os.fspath(root)!r} is not a directory")
     if git is None:
         git = Git(real_root)
-    state = git.state()
+    state = git.state() if dirty else git.head_state()
     col = _Collector(real_root, cfg)
     if state.is_repo and not _scan_git(col, git):
         log.warning("git ls-files failed in %s; walking the folder instead", real_root)
