@@ -10,6 +10,7 @@ import pytest
 
 from code_evidence.api import Chunk
 from code_evidence.config import Config
+from code_evidence.index.generated import GeneratedFiles
 from code_evidence.index.store import StoredChunk
 from code_evidence.index.terms import code_terms, path_terms, split_identifier
 from code_evidence.search import assemble, declarations, features, fuse, rerank
@@ -131,10 +132,51 @@ def test_tests_are_penalised_unless_the_question_is_about_tests() -> None:
 def test_prototypes_rank_below_bodies_unless_declarations_are_asked_about() -> None:
     proto = chunk(1, "include/rb.h", "rb_push", "void rb_push(rb_t *rb);", kind="declaration")
     plain = featured([cand(proto)], "push a record into the ring buffer")
-    assert plain[1].factor == pytest.approx(features.DECLARATION_FACTOR)
+    assert plain[1].factor == pytest.approx(Config().ranking.declaration_factor)
     assert "declaration" in plain[1].reasons
     for asked in ("where is rb_push declared", "the prototype of rb_push in rb.h"):
         assert featured([cand(proto)], asked)[1].factor == 1.0
+
+
+def test_type_declaration_files_rank_below_implementations_unless_types_are_asked() -> None:
+    dts = chunk(
+        1, "types/route.d.ts", "RouteOptions", "interface RouteOptions {}", language="typescript"
+    )
+    pyi = chunk(2, "src/app.pyi", "run", "def run() -> None: ...")
+    impl = chunk(3, "lib/route.js", "route", "function route () {}", language="javascript")
+    plain = featured([cand(dts), cand(pyi), cand(impl)], "register a route with options")
+    assert plain[1].factor == plain[2].factor == pytest.approx(Config().ranking.declaration_factor)
+    assert "declaration" in plain[1].reasons and "declaration" not in plain[3].reasons
+    assert plain[3].factor == 1.0
+    about = featured([cand(dts)], "fix the typings of route options")
+    assert about[1].factor == 1.0
+
+
+def test_generated_files_rank_below_sources_but_stay_in_answers() -> None:
+    copy = chunk(1, "deno/lib/types.ts", "parse", "parse() {}", language="typescript")
+    dist = chunk(2, "dist/index.js", "parse", "parse() {}", language="javascript")
+    src = chunk(3, "src/types.ts", "parse", "parse() {}", language="typescript")
+    found = GeneratedFiles(
+        {"deno/lib/types.ts": "copy of src/types.ts", "dist/index.js": "build output"},
+        {"deno/lib/types.ts": "src/types.ts"},
+    )
+    out = featured([cand(copy), cand(dist), cand(src)], "parse input", generated=found)
+    assert set(out) == {1, 2, 3}  # demoted, never dropped
+    factor = Config().ranking.generated_factor
+    assert out[1].factor == out[2].factor == pytest.approx(factor)
+    assert "generated" in out[1].reasons and "generated" not in out[3].reasons
+    assert out[1].factor < out[3].factor  # the source of the same code wins
+    # The open copy is not demoted again; its source is offered as the place to edit.
+    opened = featured(
+        [cand(copy), cand(src)],
+        "parse input",
+        open_file="deno/lib/types.ts",
+        relations={3: {"source-of-open"}},
+        generated=found,
+    )
+    assert "generated" not in opened[1].reasons
+    assert "source-of-open" in opened[3].reasons
+    assert opened[3].boost == pytest.approx(features.W_SOURCE_OF_OPEN * VOTE)
 
 
 class Named(Chunks):

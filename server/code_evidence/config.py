@@ -141,6 +141,10 @@ class RankingConfig:
     call_boost: float = _key(1.0, 0.0, 100.0)  # calls or is called by the open file (each way)
     # The user already sees the open file; neighbours are news.
     open_file_factor: float = _key(0.5, 0.0, 1.0)
+    # Build outputs and generated copies of other files (dist/, a Deno mirror of src/).
+    generated_factor: float = _key(0.3, 0.0, 1.0)
+    # C/C++ prototypes and type declaration files (.d.ts, .pyi), unless asked about types.
+    declaration_factor: float = _key(0.5, 0.0, 1.0)
 
 
 @dataclass(frozen=True, slots=True)

@@ -179,6 +179,7 @@ def answer(
             if cfg.ranking.freshness_weight > 0
             else {}
         ),
+        generated=index.reader.generated_files(),
     )
     timings["features"] = StageTiming(len(cands), _ms(t0))
     t0 = time.perf_counter()
