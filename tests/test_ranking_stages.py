@@ -176,7 +176,7 @@ def test_generated_files_rank_below_sources_but_stay_in_answers() -> None:
     )
     assert "generated" not in opened[1].reasons
     assert "source-of-open" in opened[3].reasons
-    assert opened[3].boost == pytest.approx(features.W_SOURCE_OF_OPEN * VOTE)
+    assert opened[3].boost == pytest.approx(Config().ranking.source_of_open_boost * VOTE)
 
 
 class Named(Chunks):
@@ -292,6 +292,24 @@ def test_diversify_moves_a_files_extra_chunks_behind_the_rest() -> None:
     other = cand(chunk(9, path="b.py", symbol="g"), fused=0.1)
     out = assemble.diversify([*same, other], per_file=2)
     assert [c.id for c in out] == [0, 1, 9, 2, 3]
+
+
+def test_distinct_places_first_unless_a_repeat_is_clearly_better() -> None:
+    def c(cid: int, path: str, score: float) -> Candidate:
+        out = cand(chunk(cid, path=path, symbol=f"s{cid}", start=cid * 10))
+        out.score = score
+        return out
+
+    ranked = [c(1, "a.py", 1.0), c(2, "a.py", 0.9), c(3, "a.py", 0.3), c(4, "b.py", 0.5)]
+    ranked += [c(5, "c.py", 0.2)]
+    out = assemble.diversify(ranked, per_file=3, margin=1.5)
+    # a.py's 0.9 beats b.py's 0.5 by more than 1.5x: it stays; its 0.3 waits for the others.
+    assert [x.id for x in out] == [1, 2, 4, 5, 3]
+    # Files appear in the same order as without the rule; margin 1 is the plain order.
+    plain = assemble.diversify(ranked, per_file=3, margin=1.0)
+    assert [x.id for x in plain] == [1, 2, 3, 4, 5]
+    firsts = lambda xs: list(dict.fromkeys(x.stored.chunk.path for x in xs))  # noqa: E731
+    assert firsts(out) == firsts(plain)
 
 
 def test_pieces_of_one_symbol_merge_into_one_result() -> None:

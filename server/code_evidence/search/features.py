@@ -24,8 +24,6 @@ W_MUST_MATCH = 0.5
 W_INNERMOST_FRAME = 3.0  # the frame that raised: where a fix usually goes
 W_FRAME = 1.0
 W_ERROR_MESSAGE = 1.5  # holds a literal fragment of the pasted error message
-# The source the open file is a generated copy of: where the edit the user means belongs.
-W_SOURCE_OF_OPEN = 2.0
 FRESH_HALF_LIFE_DAYS = 90.0
 FRESH_TAG_DAYS = 30.0
 DEPRECATED_FACTOR = 0.6  # marked deprecated and called by nothing in the workspace
@@ -128,7 +126,7 @@ def apply_features(
                 c.factor *= rc.open_file_factor
                 c.tag("open-file")
             elif "source-of-open" in rel:
-                boost += W_SOURCE_OF_OPEN
+                boost += rc.source_of_open_boost
                 c.tag("source-of-open")
             elif rel & {"imports", "imported-by"}:
                 boost += rc.neighbour_boost
