@@ -150,8 +150,7 @@ def test_go_files_of_one_package_are_neighbours_through_the_names_they_use() -> 
     )
     assert ("context.go", "gin.go") in edges  # uses the Engine type
     assert ("context.go", "render.go") in edges  # a method on Context calls render
-    assert ("gin_test.go", "context.go") in edges  # tests use, but never define
-    assert not any(dst == "gin_test.go" for _, dst in edges)
+    assert not any("gin_test.go" in e for e in edges)  # tests take no part
     assert not any(dst == "util.go" for _, dst in edges)  # only the ambiguous "New"
     assert not any("sub/other.go" in e for e in edges)
 

@@ -358,3 +358,15 @@ def test_verdict_without_vectors_reads_agreement_and_separation() -> None:
     assert high > low
     assert high == pytest.approx(0.55 * 0.8 + 0.3 * 0.9, abs=1e-3)
     assert not math.isnan(low)
+
+
+def test_a_test_beside_the_open_source_file_is_no_same_dir_neighbour() -> None:
+    src = chunk(1, "debug.go", "debugPrint", "func debugPrint() {}", language="go")
+    test = chunk(2, "mode_test.go", "TestMode", "func TestMode() {}", language="go", is_test=True)
+    out = featured([cand(src), cand(test)], "print debug output", open_file="mode.go")
+    assert "same-dir" in out[1].reasons and "same-dir" not in out[2].reasons
+    # Asking about tests, or with a test open, the test is next door again.
+    out = featured([cand(test)], "which test covers the mode", open_file="mode.go")
+    assert "same-dir" in out[2].reasons
+    out = featured([cand(test)], "print debug output", open_file="debug_test.go")
+    assert "same-dir" in out[2].reasons

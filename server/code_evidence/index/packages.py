@@ -6,7 +6,7 @@ alone leaves a flat package without edges and the open file's neighbourhood empt
 ``a -> b`` is added when ``a`` names a top-level type or function that only ``b`` of its
 package defines (a Go method counts for its receiver type, ``Context.JSON`` for ``Context``).
 Names defined in several files of the package say nothing about which one is meant, and
-test files are never the defining side.
+test files take no part (a test names everything it tests; Go keeps tests beside the code).
 """
 
 from __future__ import annotations
@@ -56,6 +56,8 @@ def same_package_edges(
                     defined[posixpath.splitext(posixpath.basename(path))[0]].add(path)
         unique = {name: next(iter(files)) for name, files in defined.items() if len(files) == 1}
         for path in members:
+            if file_flags(path, "")[0]:
+                continue  # a test uses everything it tests: that says nothing about neighbours
             targets = {unique[w] for w in words[path] if w in unique} - {path}
             edges.extend((path, t) for t in sorted(targets))
     return edges

@@ -10,7 +10,7 @@ import posixpath
 import re
 
 from ..config import Config
-from ..filekinds import is_declaration_path
+from ..filekinds import file_flags, is_declaration_path
 from ..index.generated import GeneratedFiles
 from .candidate import Candidate
 from .declarations import DECLARATION_KIND
@@ -69,6 +69,12 @@ def apply_features(
     fresh_weight = cfg.ranking.freshness_weight
     age = (ages or {}) if fresh_weight > 0 else {}
     built = generated.reasons if generated is not None else {}
+    # The open file is source (not a test) and the question is not about tests.
+    plain_open = (
+        editor.open_file is not None
+        and not file_flags(editor.open_file, "")[0]
+        and not qa.about_tests
+    )
     out: list[Candidate] = []
     for c in cands:
         ch = c.stored.chunk
@@ -131,7 +137,9 @@ def apply_features(
             elif rel & {"imports", "imported-by"}:
                 boost += rc.neighbour_boost
                 c.tag("imports" if "imports" in rel else "imported-by")
-            elif posixpath.dirname(ch.path) == open_dir:
+            elif posixpath.dirname(ch.path) == open_dir and not (ch.is_test and plain_open):
+                # Go and Rust keep tests beside the code: a test next door is no neighbour
+                # of a source file unless the question is about tests.
                 boost += rc.same_dir_boost
                 c.tag("same-dir")
             for tag in ("caller", "callee"):
