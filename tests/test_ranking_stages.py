@@ -360,11 +360,14 @@ def test_verdict_without_vectors_reads_agreement_and_separation() -> None:
     assert not math.isnan(low)
 
 
-def test_a_test_beside_the_open_source_file_is_no_same_dir_neighbour() -> None:
+def test_a_test_is_no_neighbour_of_an_open_source_file() -> None:
     src = chunk(1, "debug.go", "debugPrint", "func debugPrint() {}", language="go")
     test = chunk(2, "mode_test.go", "TestMode", "func TestMode() {}", language="go", is_test=True)
-    out = featured([cand(src), cand(test)], "print debug output", open_file="mode.go")
+    out = featured(
+        [cand(src), cand(test)], "print debug output", "mode.go", relations={2: {"imported-by"}}
+    )
     assert "same-dir" in out[1].reasons and "same-dir" not in out[2].reasons
+    assert "imported-by" not in out[2].reasons and out[2].boost == 0.0
     # Asking about tests, or with a test open, the test is next door again.
     out = featured([cand(test)], "which test covers the mode", open_file="mode.go")
     assert "same-dir" in out[2].reasons

@@ -134,12 +134,14 @@ def apply_features(
             elif "source-of-open" in rel:
                 boost += rc.source_of_open_boost
                 c.tag("source-of-open")
+            elif ch.is_test and plain_open:
+                # A test imports what it tests and Go keeps it beside the code: with a source
+                # file open and a question not about tests, it is no neighbour.
+                pass
             elif rel & {"imports", "imported-by"}:
                 boost += rc.neighbour_boost
                 c.tag("imports" if "imports" in rel else "imported-by")
-            elif posixpath.dirname(ch.path) == open_dir and not (ch.is_test and plain_open):
-                # Go and Rust keep tests beside the code: a test next door is no neighbour
-                # of a source file unless the question is about tests.
+            elif posixpath.dirname(ch.path) == open_dir:
                 boost += rc.same_dir_boost
                 c.tag("same-dir")
             for tag in ("caller", "callee"):
