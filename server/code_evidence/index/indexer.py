@@ -334,9 +334,8 @@ class Indexer:
         # package.json, tsconfig, Cargo.toml) and what is build output; the resolver reads
         # nothing itself.
         manifests: dict[str, str] = {}
-        wanted = [p for p in files if is_manifest(p)]
-        if ".gitattributes" not in files:
-            wanted.append(".gitattributes")  # read even when not indexed as text
+        # Only files the scan listed: an excluded or secret file is never read for this.
+        wanted = [p for p in files if is_manifest(p) or p == ".gitattributes"]
         for path in wanted:
             try:
                 manifests[path] = load_text(self.workspace, path, cfg.index).text

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import posixpath
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 from .jsonc import loads_jsonc
 
@@ -31,13 +32,14 @@ def _inside(base: str, rel: str) -> str | None:
     return "" if joined == "." else joined
 
 
+@dataclass(frozen=True, slots=True)
 class _TsConfig:
-    """The options of one tsconfig that resolution uses, after its ``extends`` chain."""
+    """The options of one tsconfig that resolution uses, after its ``extends`` chain:
+    ``paths`` patterns are relative to ``paths_base``."""
 
-    def __init__(self, base_url: str | None, paths: dict[str, list[str]], paths_base: str):
-        self.base_url = base_url
-        self.paths = paths
-        self.paths_base = paths_base
+    base_url: str | None
+    paths: dict[str, list[str]]
+    paths_base: str
 
 
 class JsProjects:
