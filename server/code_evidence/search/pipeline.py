@@ -234,6 +234,7 @@ def answer(
         intent=qa.intent,
         index_mode="read-only" if index.read_only else "read-write",
         notes=notes,
+        rendering=qa.rendering,
     )
 
 
