@@ -142,6 +142,13 @@ def test_chinese_question_analysis_keeps_the_original_and_adds_english_terms() -
     assert analyze("如何编写 `get_user_name` 的测试").about_tests
 
 
+def test_code_documented_in_chinese_reads_the_question_as_asked() -> None:
+    df = {"日志": 3, "轮转": 1}.get
+    assert crosslingual.speaks_chinese(["日志", "文件", "轮转"], lambda t: df(t, 0))
+    assert not crosslingual.speaks_chinese(["连接", "超时", "设置"], lambda t: df(t, 0))
+    assert not crosslingual.speaks_chinese([], lambda t: 1)
+
+
 # --------------------------------------------------------------------------- intent
 
 
@@ -253,3 +260,4 @@ def test_chinese_questions_reach_code_commented_in_chinese(tmp_path: Path) -> No
         ]:
             res = eng.find(FindRequest(question), refresh=False)
             assert res.results[0].path == path, question
+            assert res.rendering is None  # the code speaks Chinese: read as asked

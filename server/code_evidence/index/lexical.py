@@ -149,6 +149,11 @@ class LexicalIndex:
         return int(self.index.searcher().num_docs)
 
     @locked
+    def doc_freq(self, term: str) -> int:
+        """How many chunk bodies hold ``term`` (one code term, as :func:`code_terms` makes)."""
+        return int(self.index.searcher().doc_freq("body", term))
+
+    @locked
     def search(
         self, terms: Sequence[str], k: int, boosts: dict[str, float] | None = None
     ) -> list[tuple[int, float]]:

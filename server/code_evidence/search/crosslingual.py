@@ -15,6 +15,7 @@ glossary maps words to words.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -177,6 +178,23 @@ def han_query_terms(raw: str) -> list[str]:
     """The question's Chinese words as BM25 terms (for Chinese comments and docs), without
     question words and particles."""
     return [t for t in cjk.han_terms(raw) if len(t) > 1 and t not in STOPWORDS_ZH]
+
+
+# The share of a question's Chinese words the workspace's text must hold for the code to count
+# as written in Chinese for it (see speaks_chinese).
+SPOKEN_SHARE = 0.5
+
+
+def speaks_chinese(han_terms: list[str], doc_freq: Callable[[str], int]) -> bool:
+    """Whether the workspace's text holds most of the question's Chinese words: then the code
+    is documented in Chinese for this question, and an English rendering would send the
+    English-only models after English names that merely share its generic words (获取 get,
+    数据 data); the question is then read as asked. BM25 keeps the glossary terms either way."""
+    words = list(dict.fromkeys(han_terms))
+    if not words:
+        return False
+    found = sum(1 for w in words if doc_freq(w) > 0)
+    return found >= SPOKEN_SHARE * len(words)
 
 
 _TRACE_WORDS_RE = re.compile(r"报错|出错|异常|错误|崩溃|失败")
