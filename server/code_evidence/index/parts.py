@@ -156,8 +156,10 @@ class IndexParts:
         stale = dirty or self.lexical.rebuilt or lexical_docs != chunks or outdated
         if (chunks or lexical_docs) and stale:
             self.rebuild_lexical()
-        if outdated:
-            self.store.set_meta_now({"lexical_analysis": analysis})
+            if outdated:
+                self.store.set_meta_now({"lexical_analysis": analysis})
+        # (An empty index gets its analysis recorded by the pass that fills it, in the commit
+        # that clears derived_dirty: no extra store commit.)
         if (chunks or len(self.vectors)) and (dirty or self.vectors.rebuilt):
             self.rebuild_vectors()
         if dirty:
