@@ -31,7 +31,10 @@ def test_ascii_text_yields_exactly_the_code_terms_it_did_before() -> None:
     ]  # fmt: skip
 
 
-def test_chinese_runs_are_cut_into_words_and_identifiers_inside_stay_code() -> None:
+def test_chinese_runs_are_cut_into_words_and_identifiers_inside_stay_code(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(cjk, "SEGMENTER", "jieba")
     terms = code_terms("调用getUserName函数解析请求头")
     assert terms[:1] == ["调用"]
     assert terms[1:5] == ["getusername", "get", "user", "name"]
@@ -39,7 +42,15 @@ def test_chinese_runs_are_cut_into_words_and_identifiers_inside_stay_code() -> N
     assert all(len(t) <= 4 for t in terms if cjk.has_han(t))  # words, not the whole run
 
 
-def test_jieba_search_mode_also_yields_the_shorter_words_inside_a_long_one() -> None:
+def test_bigrams_are_the_default_segmenter() -> None:
+    assert cjk.SEGMENTER == "bigrams" and cjk.analysis_version() == "1-bigrams"
+    assert code_terms("解析请求") == ["解析", "析请", "请求"]
+
+
+def test_jieba_search_mode_also_yields_the_shorter_words_inside_a_long_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(cjk, "SEGMENTER", "jieba")
     assert {"中华", "人民", "共和国", "中华人民共和国"} <= set(cjk.segment("中华人民共和国"))
 
 
@@ -51,7 +62,10 @@ def test_bigrams_cover_every_neighbouring_pair(monkeypatch: pytest.MonkeyPatch) 
     assert cjk.analysis_version().endswith("-bigrams")
 
 
-def test_jieba_cache_goes_to_the_private_cache_root_not_tmp() -> None:
+def test_jieba_cache_goes_to_the_private_cache_root_not_tmp(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(cjk, "SEGMENTER", "jieba")
     cjk.segment("解析命令行参数")
     root = Path(os.environ["CODE_EVIDENCE_CACHE_DIR"])
     assert (root / "jieba.cache").is_file()
