@@ -162,6 +162,11 @@ def test_code_documented_in_chinese_reads_the_question_as_asked() -> None:
     assert not crosslingual.speaks_chinese(["连接", "超时", "设置"], lambda t: df(t, 0))
     assert not crosslingual.speaks_chinese([], lambda t: 1)
 
+    def broken(term: str) -> int:
+        raise ValueError("damaged segment")
+
+    assert not crosslingual.speaks_chinese(["日志"], broken)  # the rendering stays
+
 
 # --------------------------------------------------------------------------- intent
 

@@ -193,7 +193,10 @@ def speaks_chinese(han_terms: list[str], doc_freq: Callable[[str], int]) -> bool
     words = list(dict.fromkeys(han_terms))
     if not words:
         return False
-    found = sum(1 for w in words if doc_freq(w) > 0)
+    try:
+        found = sum(1 for w in words if doc_freq(w) > 0)
+    except Exception:  # a lexical index that fails to read: the BM25 channel reports it
+        return False
     return found >= SPOKEN_SHARE * len(words)
 
 
