@@ -31,6 +31,7 @@ from ..models.embedder import Embedder
 from ..secrets import DETECTOR_VERSION, config_like, file_line_spans, spans_in, text_line_spans
 from . import freshness
 from .chunk import chunk_file, detect_language
+from .cjk import analysis_version
 from .generated import GENERATED_META, find_generated
 from .imports import ImportResolver, is_manifest
 from .load import LoadedText, SkipFile, checked_text, load_text
@@ -286,7 +287,13 @@ class Indexer:
         # and vector indexes hold the change: an answer computed in between is keyed under the
         # old generation and can never be served for the new state.
         generation = int(store.get_meta("generation") or 0) + int(bool(updates or removed))
-        store.set_meta_now({"derived_dirty": "0", "generation": str(generation)})
+        store.set_meta_now(
+            {
+                "derived_dirty": "0",
+                "generation": str(generation),
+                "lexical_analysis": analysis_version(),  # what the lexical terms were made by
+            }
+        )
 
         if scan.git.commit and scan.git.commit != store.get_meta("history_head"):
             self._update_last_commits(scan.git.commit)

@@ -31,7 +31,7 @@ from ..models.crossencoder import ScoreCache
 from ..models.embed_cache import EmbeddingCache
 from ..models.embedder import Embedder
 from ..secrets import shown
-from . import assemble, declarations, features, fuse, query, recall, rerank
+from . import assemble, crosslingual, declarations, features, fuse, query, recall, rerank
 from .candidate import Candidate
 
 # Candidates the rerank stage looks at (the head of the fused and featured list).
@@ -143,6 +143,15 @@ def answer(
     answer."""
     t0 = time.perf_counter()
     qa = query.analyze(req.query, req.intent)
+    if (
+        qa.rendering is not None
+        and cfg.stages.lexical
+        and crosslingual.speaks_chinese(
+            crosslingual.han_query_terms(qa.raw), index.lexical.doc_freq
+        )
+    ):
+        qa.rendering = None
+        notes.append("the workspace's text holds the question's Chinese words: read as asked")
     timings["query"] = StageTiming(len(qa.terms), _ms(t0))
     editor = recall.EditorState(open_file, req.line)
     rec = recall.recall(
@@ -235,6 +244,7 @@ def answer(
         intent=qa.intent,
         index_mode="read-only" if index.read_only else "read-write",
         notes=notes,
+        rendering=qa.rendering,
     )
 
 

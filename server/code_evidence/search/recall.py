@@ -72,7 +72,7 @@ def recall(
         else:
 
             def _vec() -> Ranking:
-                q = embedder.embed_query(qa.raw)
+                q = embedder.embed_query(qa.model_text)
                 query_vec.append(q)
                 return vectors.search(q, k)
 
