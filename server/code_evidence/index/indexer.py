@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import posixpath
 import threading
 import time
 from collections.abc import Callable
@@ -31,9 +30,11 @@ from ..models.embedder import Embedder
 from ..secrets import config_like, file_line_spans, spans_in, text_line_spans
 from . import freshness
 from .chunk import chunk_file, detect_language
-from .imports import ImportResolver
+from .cjk import analysis_version
+from .generated import GENERATED_META, find_generated
+from .imports import ImportResolver, is_manifest
 from .load import LoadedText, SkipFile, checked_text, load_text
-from .namespaces import MANIFESTS
+from .packages import same_package_edges
 from .parts import IndexParts, lexdoc
 from .plan import Plan, chunking_key, overlaid, plan, plan_paths, vector_target
 from .scan import FileEntry, ScanResult, scan_paths, scan_workspace
@@ -42,6 +43,9 @@ from .store import FileRow, StoredChunk
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 EMBED_BATCH = 256  # chunks per embed-and-cache step: bounds work lost to a crash
 VECTOR_SAVE_S = 20.0  # seconds between vector index saves while embedding
+# Bumped when import resolution or the build-output finding changes: the next pass relinks
+# every file even when none changed.
+RESOLUTION_VERSION = "2"
 # Files changed within this many days of HEAD are embedded first within their priority.
 RECENT_DAYS = 90.0
 
@@ -81,15 +85,6 @@ def with_secrets(path: str, text: str, chunks: list[Chunk]) -> list[Chunk]:
             found = text_line_spans(ch.text, ch.start, config)
         out.append(dataclasses.replace(ch, secrets=found) if found else ch)
     return out
-
-
-def _moves_edges(row: FileRow, old: FileRow | None) -> bool:
-    """Whether re-reading a file can change import edges: it is new, its imports or language
-    changed, or it is a manifest the resolver reads. An edit inside a function body moves no
-    edge, and relinking reads every file row of the store."""
-    if old is None or old.imports != row.imports or old.language != row.language:
-        return True
-    return posixpath.basename(row.path) in MANIFESTS
 
 
 @dataclass(slots=True)
@@ -190,11 +185,7 @@ class Indexer:
         model_id = embedder().model_id if cfg.stages.vectors else None
         removed_ids: list[int] = []
         added: list[StoredChunk] = []
-        graph_changed = (
-            work.rechunk
-            or bool(removed)
-            or any(_moves_edges(row, known.get(row.path)) for _e, row, _c, _x in updates)
-        )
+        graph_changed = bool(updates or removed)
         stamp = datetime.now(UTC).isoformat(timespec="seconds")
         with store.transaction():
             store.set_meta({"derived_dirty": "1"})
@@ -226,7 +217,7 @@ class Indexer:
                 added.extend(
                     StoredChunk(cid, ch, key) for cid, (ch, key) in zip(ids, new, strict=True)
                 )
-            if graph_changed:
+            if graph_changed or store.get_meta("resolution") != RESOLUTION_VERSION:
                 self._relink_imports(cfg)
             policy_changed = self._count_vectorless(vectorless)
             meta = {
@@ -254,7 +245,13 @@ class Indexer:
         # and vector indexes hold the change: an answer computed in between is keyed under the
         # old generation and can never be served for the new state.
         generation = int(store.get_meta("generation") or 0) + int(bool(updates or removed))
-        store.set_meta_now({"derived_dirty": "0", "generation": str(generation)})
+        store.set_meta_now(
+            {
+                "derived_dirty": "0",
+                "generation": str(generation),
+                "lexical_analysis": analysis_version(),  # what the lexical terms were made by
+            }
+        )
 
         if scan.git.commit and scan.git.commit != store.get_meta("history_head"):
             self._update_last_commits(scan.git.commit)
@@ -329,17 +326,21 @@ class Indexer:
             store.set_meta({"history_head": head, "history_head_time": str(head_time)})
 
     def _relink_imports(self, cfg: Config) -> None:
+        """Import edges and the build-output finding, from the whole file set and the
+        manifests (rerun whenever a file, manifests included, changes)."""
         store = self.parts.store
         files = store.files()
-        # composer.json (PSR-4 folders) and Package.swift (Swift targets) decide where PHP
-        # classes and Swift modules live; the resolver reads nothing itself.
+        # Manifests decide where modules live (composer.json, Package.swift, go.mod,
+        # package.json, tsconfig, Cargo.toml) and what is build output; the resolver reads
+        # nothing itself.
         manifests: dict[str, str] = {}
-        for path in files:
-            if posixpath.basename(path) in MANIFESTS:
-                try:
-                    manifests[path] = load_text(self.workspace, path, cfg.index).text
-                except SkipFile:
-                    continue
+        # Only files the scan listed: an excluded or secret file is never read for this.
+        wanted = [p for p in files if is_manifest(p) or p == ".gitattributes"]
+        for path in wanted:
+            try:
+                manifests[path] = load_text(self.workspace, path, cfg.index).text
+            except (SkipFile, OSError):
+                continue
         resolver = ImportResolver(
             set(files), {p: row.imports for p, row in files.items()}, manifests
         )
@@ -348,7 +349,19 @@ class Indexer:
             if row.language and row.imports:
                 for dst in resolver.resolve(path, row.language, row.imports):
                     edges.append((path, dst))
-        store.set_import_edges(edges)
+        edges.extend(
+            same_package_edges(
+                {p: row.language for p, row in files.items()},
+                lambda p: [(sc.chunk.symbol, sc.chunk.text) for sc in store.chunks_of(p)],
+            )
+        )
+        store.set_import_edges(dict.fromkeys(edges))
+
+        def text_of(path: str) -> str:
+            return "\n".join(sc.chunk.text for sc in store.chunks_of(path))
+
+        found = find_generated(files, manifests, text_of)
+        store.set_meta({GENERATED_META: found.to_json(), "resolution": RESOLUTION_VERSION})
 
     def _embed_order(self, chunks: list[StoredChunk], focus: frozenset[str]) -> list[StoredChunk]:
         """The open files and what they import or is imported by them first; then source code

@@ -80,14 +80,14 @@ def plan_paths(reader: Store, entries: list[FileEntry], paths: set[str], key: st
     removed: list[str] = []
     to_read: list[FileEntry] = []
     for path in sorted(paths):
-        row, skip = reader.file_row(path), reader.skipped_stat(path)
+        row, skip = reader.file_row(path), _skipped_stat(reader, path)
         if row is not None:
             known[path] = row
         entry = present.get(path)
         if entry is None:
             if row is not None or skip is not None:
                 removed.append(path)
-            elif reader.has_files_under(path):
+            elif _has_files_under(reader, path):
                 return None
         elif (row is None or (row.size, row.mtime_ns) != (entry.size, entry.mtime_ns)) and skip != (
             entry.size,
@@ -111,3 +111,18 @@ def overlaid(entries: list[FileEntry], overlays: dict[str, str]) -> list[FileEnt
         FileEntry(e.path, *overlay_stamp(overlays[e.path])) if e.path in overlays else e
         for e in entries
     ]
+
+
+def _skipped_stat(reader: Store, path: str) -> tuple[int, int, int] | None:
+    """The stat a skipped file was skipped at (see ``Store.skipped_stats``), for one path."""
+    query = "SELECT size, mtime_ns, mode FROM skipped_files WHERE path=?"
+    row = reader.db.execute(query, (path,)).fetchone()
+    return None if row is None else (row[0], row[1], row[2])
+
+
+def _has_files_under(reader: Store, folder: str) -> bool:
+    """Whether any indexed file lies under ``folder`` (a folder moved or deleted)."""
+    low = folder.rstrip("/") + "/"
+    high = low[:-1] + "0"  # "0" follows "/": every path with the prefix sorts before it
+    query = "SELECT 1 FROM files WHERE path >= ? AND path < ? LIMIT 1"
+    return reader.db.execute(query, (low, high)).fetchone() is not None

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..api import Chunk
+from .generated import GENERATED_META, GeneratedFiles
 from .storefile import (
     StoreCorrupt,
     StoreOutdated,
@@ -163,6 +164,8 @@ class Store:
         except sqlite3.DatabaseError as exc:
             raise StoreCorrupt(f"{path}: {exc}") from exc
 
+    _generated: tuple[str | None, GeneratedFiles] | None = None
+
     def close(self) -> None:
         self.db.close()
 
@@ -256,19 +259,6 @@ class Store:
             ):
                 out[p] = t
         return out
-
-    def skipped_stat(self, path: str) -> tuple[int, int, int] | None:
-        r = self.db.execute(
-            "SELECT size, mtime_ns, mode FROM skipped_files WHERE path=?", (path,)
-        ).fetchone()
-        return None if r is None else (r[0], r[1], r[2])
-
-    def has_files_under(self, folder: str) -> bool:
-        """Whether any indexed file lies under ``folder`` (a folder moved or deleted)."""
-        low = folder.rstrip("/") + "/"
-        high = low[:-1] + "0"  # "0" follows "/": every path with the prefix sorts before it
-        r = self.db.execute("SELECT 1 FROM files WHERE path >= ? AND path < ? LIMIT 1", (low, high))
-        return r.fetchone() is not None
 
     def file_row(self, path: str) -> FileRow | None:
         r = self.db.execute(f"SELECT {_FILE_COLS} FROM files WHERE path=?", (path,)).fetchone()
@@ -410,6 +400,14 @@ class Store:
             self.db.execute(f"DELETE FROM calls WHERE chunk_id IN ({marks})", part)
 
     # -- graph --------------------------------------------------------------
+    def generated_files(self) -> GeneratedFiles:
+        """Build outputs and twins as the last index pass found them (``generated.py``),
+        parsed once per index generation."""
+        raw = self.get_meta(GENERATED_META)
+        if self._generated is None or self._generated[0] != raw:
+            self._generated = (raw, GeneratedFiles.from_json(raw))
+        return self._generated[1]
+
     def set_import_edges(self, edges: Iterable[tuple[str, str]]) -> None:
         """Within the caller's transaction: replace every import edge (cheap; resolution
         depends on the whole file set, so it is recomputed on every pass with changes)."""

@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..index import cjk
 from ..index.terms import code_terms, split_identifier
+from . import crosslingual
 from .stacktraces import Frame, error_messages, message_fragments, parse_frames
 
 _STOPWORD_TEXT = """
@@ -41,8 +43,10 @@ _TEST_WORDS = frozenset({"test", "tests", "testing", "pytest", "unittest", "fixt
 _DECLARATION_WORDS = frozenset(
     {"header", "headers", "declaration", "declarations", "declared", "declare", "prototype"}
     | {"prototypes", "signature", "signatures", "forward"}
+    # Type declaration files (.d.ts, .pyi): a question about typings wants them.
+    | {"types", "typings", "typing", "typedef", "typedefs", "stub", "stubs"}
 )
-_HEADER_EXTS = (".h", ".hh", ".hpp", ".hxx", ".h++")
+_HEADER_EXTS = (".h", ".hh", ".hpp", ".hxx", ".h++", ".d.ts", ".pyi")
 
 
 @dataclass(slots=True)
@@ -60,6 +64,14 @@ class QueryAnalysis:
     frames: list[Frame] = field(default_factory=list)  # pasted stack trace, innermost first
     messages: list[str] = field(default_factory=list)  # error lines ("KeyError: 'x'")
     fragments: list[str] = field(default_factory=list)  # literal parts of those messages
+    # English rendering of a question that holds Chinese (crosslingual.py); None for others.
+    rendering: str | None = None
+
+    @property
+    def model_text(self) -> str:
+        """What the embedder and the cross-encoder read: the English rendering of a Chinese
+        question, else the question itself."""
+        return self.rendering or self.raw
 
     @property
     def names(self) -> list[str]:
@@ -145,7 +157,13 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
         if re.fullmatch(r"[A-Za-z_][\w.]*", q):
             identifiers.append(q)
     identifiers = list(dict.fromkeys(identifiers))
-    resolved_intent = intent if intent != "auto" else classify_intent(raw, bool(frames))
+    if intent != "auto":
+        resolved_intent = intent
+    else:
+        resolved_intent = crosslingual.classify_intent(
+            raw, bool(frames), bool(messages)
+        ) or classify_intent(raw, bool(frames))
+    rendering = crosslingual.render(raw)
 
     terms: list[str] = []
     for t in code_terms(raw):
@@ -162,7 +180,14 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
                 terms.extend(p for p in split_identifier(part) if p not in STOPWORDS)
     for code in error_codes:
         terms.append(code.lower())
-    lower_words = set(re.findall(r"[a-z]+", raw.lower()))
+    if rendering is not None:
+        # Chinese words (single characters and question words dropped) for Chinese comments,
+        # then the glossary's English words for English code.
+        terms = [t for t in terms if not cjk.HAN_RUN_RE.match(t)]
+        terms.extend(crosslingual.han_query_terms(raw))
+        terms.extend(t for t in rendering.terms if t not in STOPWORDS and len(t) > 1)
+    said = raw if rendering is None else f"{raw} {rendering.text}"
+    lower_words = set(re.findall(r"[a-z]+", said.lower()))
     return QueryAnalysis(
         raw=raw,
         intent=resolved_intent,
@@ -178,4 +203,5 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
         frames=frames,
         messages=messages,
         fragments=list(dict.fromkeys(fragments)),
+        rendering=rendering.text if rendering is not None else None,
     )
