@@ -105,6 +105,20 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p_index)
     p_index.add_argument("--quiet", action="store_true", help="no progress output")
     p_index.add_argument("--json", action="store_true", help="print the report as JSON")
+    p_index.add_argument(
+        "--cluster",
+        metavar="ray[://ADDRESS]",
+        help="embed on Ray workers (`ray`: a local instance; needs the [cluster] extra; chunk "
+        "texts travel to the workers: docs/cluster.md)",
+    )
+    p_index.add_argument(
+        "--cluster-actors", type=int, help="Ray embedding actors (default: one per CPU and GPU)"
+    )
+
+    p_cache = sub.add_parser("cache", help="export or import a workspace's embeddings")
+    _common(p_cache)
+    p_cache.add_argument("action", choices=["export", "import"])
+    p_cache.add_argument("file", help="the cache file to write (export) or read (import)")
 
     p_find = sub.add_parser("find", help="answer a question with ranked, cited evidence")
     _common(p_find)
@@ -235,6 +249,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"note: {printable(note)}", file=sys.stderr)
             if args.command == "index":
                 return _cmd_index(engine, args)
+            if args.command == "cache":
+                return _cmd_cache(engine, args)
             if args.command == "find":
                 return _cmd_find(engine, args)
             return _cmd_status(engine, args)
@@ -302,7 +318,19 @@ def _cmd_history(args: argparse.Namespace) -> int:
 
 
 def _cmd_index(engine: Engine, args: argparse.Namespace) -> int:
-    report = engine.index(progress=ProgressBar(enabled=not args.quiet))
+    bar = ProgressBar(enabled=not args.quiet)
+    if args.cluster:  # Ray is imported only here (models/cluster.py)
+        from .models.cluster import ClusterError, cluster_pool
+
+        try:
+            with cluster_pool(args.cluster, engine.embedder.model_id, args.cluster_actors) as pool:
+                report = engine.index(progress=bar, pool=pool)
+                stats = pool.stats
+        except ClusterError as exc:
+            raise EngineError(str(exc)) from exc
+        print(f"cluster: {stats.summary()}", file=sys.stderr)
+    else:
+        report = engine.index(progress=bar)
     if args.json:
         print(json.dumps(to_json_dict(report)))
         return 0
@@ -319,6 +347,26 @@ def _cmd_index(engine: Engine, args: argparse.Namespace) -> int:
         f"{report.files_removed} removed), {report.chunks_total} chunks "
         f"(+{report.chunks_added} -{report.chunks_removed}), embedded {report.embedded} "
         f"({report.vectors_from_cache} from cache) in {report.ms / 1000:.1f}s; skipped: {skipped}"
+    )
+    return 0
+
+
+def _cmd_cache(engine: Engine, args: argparse.Namespace) -> int:
+    """Export the workspace's cached vectors, or import a file into the per-user cache."""
+    from .models import embed_transfer
+
+    path = Path(args.file)
+    if args.action == "export":
+        model = engine.embedder.model_id
+        out = embed_transfer.export_file(path, engine.embedding_texts(), engine.cache, model)
+        say(f"exported {out.entries} vectors to {path}; {out.not_embedded} texts not embedded yet")
+        return 0
+    try:
+        got = embed_transfer.import_file(path, engine.cache, engine.embedder)
+    except embed_transfer.CacheFileError as exc:
+        raise EngineError(f"import refused: {exc}") from exc
+    say(
+        f"imported {got.entries} vectors ({got.new} new); lowest sample cosine {got.min_cosine:.4f}"
     )
     return 0
 

@@ -1,0 +1,291 @@
+"""Embedding on a Ray cluster: a pool of actors that each load the ONNX model once.
+
+``code-evidence index --cluster ray[://ADDRESS]`` sends the chunk texts the embedding cache
+lacks to these actors and writes each finished part into the cache as it arrives, so a monorepo
+is embedded by many machines while BM25 already answers (docs/cluster.md). Ray is an optional
+extra (``[cluster]``) and is imported only here, only when a cluster is asked for: no other
+command, and no test without it, ever loads Ray. Ray's usage statistics and its dashboard are
+switched off: nothing leaves the machine but what goes to the cluster the user named.
+
+Faults: a part is finished only once its vectors are in the cache. A part whose actor died
+(killed, out of memory, node lost) goes back to the head of the queue and is sent to another
+actor; a part that comes back finished is never sent again, and an interrupted run leaves what
+finished in the cache, where the next run finds it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from collections import deque
+from collections.abc import Generator, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .embed_cache import EmbeddingCache
+from .embedder import DIM, Embedder, normalise
+
+log = logging.getLogger(__name__)
+
+# Set before Ray is imported: Ray reads it at import and in every process it starts.
+RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0"}
+CLUSTER_INSTALL = "pip install 'code-evidence[cluster]'"
+# Texts per task: a second or two of model time on one core, so Ray's per-task cost (a few
+# milliseconds, bench/cluster.py) stays small, and parts small enough to spread over actors.
+PART_TEXTS = 128
+# Parts queued per actor beyond the running one: the actor never waits on the driver.
+PREFETCH = 1
+# An actor that dies is restarted by Ray this many times (its node may be gone: then on
+# another); a part whose actor died this many times fails the run.
+MAX_RESTARTS = 2
+MAX_PART_FAILURES = 3
+# A Ray instance started here (`--cluster ray`) keeps its object store small: parts are KBs.
+LOCAL_OBJECT_STORE = 256 * 1024 * 1024
+
+
+class ClusterError(RuntimeError):
+    """The cluster cannot embed (Ray missing, address wrong, every worker lost)."""
+
+
+@dataclass
+class ClusterStats:
+    """What a run sent where: reported by the CLI and measured by bench/cluster.py."""
+
+    actors: int = 0
+    providers: list[str] = field(default_factory=list)
+    parts_sent: int = 0
+    parts_done: int = 0
+    parts_resent: int = 0
+    texts_embedded: int = 0
+    bytes_sent: int = 0
+    bytes_received: int = 0
+    actors_lost: int = 0
+
+    def summary(self) -> str:
+        return (
+            f"{self.actors} actors ({', '.join(sorted(set(self.providers)))}), "
+            f"{self.parts_done} parts, {self.parts_resent} sent again"
+        )
+
+
+def parse_spec(spec: str) -> str:
+    """``ray`` starts a private local instance; ``ray://HOST:PORT`` connects to a cluster
+    (Ray Client). Anything else is refused rather than guessed."""
+    if spec == "ray":
+        return "local"
+    if spec.startswith("ray://") and len(spec) > len("ray://"):
+        return spec
+    raise ClusterError(f"--cluster takes `ray` or `ray://HOST:PORT`, not {spec!r}")
+
+
+def import_ray() -> Any:
+    os.environ.update(RAY_ENV)
+    try:
+        import ray
+    except ModuleNotFoundError as exc:
+        if exc.name != "ray":
+            raise
+        raise ClusterError(
+            f"--cluster needs Ray, which is not installed. Install it with:\n  {CLUSTER_INSTALL}"
+        ) from exc
+    return ray
+
+
+def init_args(address: str, num_cpus: int | None = None) -> dict[str, Any]:
+    """``ray.init`` arguments: no dashboard, no log forwarding; a local instance listens on
+    loopback only. A remote cluster's own settings are its operator's (docs/cluster.md)."""
+    if address != "local":
+        return {"address": address, "log_to_driver": False}
+    return {
+        "address": "local",
+        "num_cpus": num_cpus,
+        "include_dashboard": False,
+        "log_to_driver": False,
+        "configure_logging": False,
+        "object_store_memory": LOCAL_OBJECT_STORE,
+        "_node_ip_address": "127.0.0.1",
+    }
+
+
+class EmbedWorker:
+    """One Ray actor: the model loaded once, on CUDA where its node has a GPU (onnx.session
+    puts CUDA first), embedding whole parts with the local path's own length batching."""
+
+    def __init__(self, model_id: str, threads: int) -> None:
+        self.embedder = Embedder(threads=threads)
+        if self.embedder.model_id != model_id:
+            raise ValueError(
+                f"worker has model {self.embedder.model_id}, the driver {model_id}: install "
+                "the same code-evidence version on every node"
+            )
+        self.provider = self.embedder.provider()
+
+    def info(self) -> dict[str, Any]:
+        return {"pid": os.getpid(), "provider": self.provider}
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """float16, as the cache stores them: half the bytes back to the driver."""
+        return self.embedder.embed(texts).astype(np.float16)
+
+
+class EmbeddingPool:
+    """Actors on the connected Ray cluster. ``actors``: how many (default: one per ``threads``
+    CPUs of the cluster, plus one per GPU, which those actors take whole)."""
+
+    def __init__(
+        self,
+        model_id: str,
+        actors: int | None = None,
+        threads: int = 1,
+        part_texts: int = PART_TEXTS,
+    ) -> None:
+        self.ray = import_ray()
+        self.part_texts = max(1, part_texts)
+        resources = self.ray.cluster_resources()
+        gpus = int(resources.get("GPU", 0))
+        cpus = int(resources.get("CPU", 1))
+        count = actors or max(1, gpus + max(0, cpus - gpus) // max(1, threads))
+        remote = self.ray.remote(EmbedWorker)
+        self.actors = [
+            remote.options(
+                num_cpus=1 if i < gpus else threads,
+                num_gpus=1 if i < gpus else 0,
+                max_restarts=MAX_RESTARTS,
+                max_task_retries=0,
+            ).remote(model_id, threads)
+            for i in range(count)
+        ]
+        self.stats = ClusterStats(actors=count)
+        try:
+            infos = self.ray.get([a.info.remote() for a in self.actors])
+        except self.ray.exceptions.RayError as exc:
+            self.close()
+            raise ClusterError(f"embedding workers failed to start: {exc}") from exc
+        self.stats.providers = [i["provider"] for i in infos]
+        self._retryable = _retryable(self.ray)
+
+    def worker_pids(self) -> list[int]:
+        return [i["pid"] for i in self.ray.get([a.info.remote() for a in self.actors])]
+
+    def embed_stream(
+        self, cache: EmbeddingCache, texts_by_key: Mapping[str, str]
+    ) -> Generator[dict[str, np.ndarray], None, None]:
+        """Embed the texts in parts, in the mapping's order (the caller's priority order),
+        and yield each part's vectors once they are in ``cache``. Closing the iterator early
+        (an interrupted pass) cancels what is in flight; what was yielded stays cached."""
+        keys = list(texts_by_key)
+        queue = deque(keys[i : i + self.part_texts] for i in range(0, len(keys), self.part_texts))
+        inflight: dict[Any, tuple[int, list[str]]] = {}
+        failures: dict[int | str, int] = {}  # per actor, and per part (by its first key)
+        alive = set(range(len(self.actors)))
+        load = dict.fromkeys(alive, 0)
+        try:
+            while queue or inflight:
+                for i in sorted(alive, key=lambda a: load[a]):
+                    while queue and load[i] <= PREFETCH:
+                        part = queue.popleft()
+                        texts = [texts_by_key[k] for k in part]
+                        inflight[self.actors[i].embed.remote(texts)] = (i, part)
+                        load[i] += 1
+                        self.stats.parts_sent += 1
+                        self.stats.bytes_sent += sum(
+                            len(t.encode("utf-8", "replace")) for t in texts
+                        )
+                if not inflight:
+                    raise ClusterError("every embedding worker was lost; run again to resume")
+                ready, _ = self.ray.wait(list(inflight), num_returns=1)
+                ref = ready[0]
+                actor, part = inflight.pop(ref)
+                load[actor] -= 1
+                try:
+                    result = self.ray.get(ref)
+                except self._retryable as exc:
+                    self._lost(actor, part, exc, alive, failures, queue)
+                    continue
+                stored = self._check(result, part)
+                cache.put_many(stored)
+                self.stats.parts_done += 1
+                self.stats.texts_embedded += len(part)
+                self.stats.bytes_received += int(result.nbytes)
+                yield stored
+        finally:
+            for ref in inflight:
+                with contextlib.suppress(Exception):
+                    self.ray.cancel(ref)
+
+    def _lost(
+        self,
+        actor: int,
+        part: list[str],
+        exc: BaseException,
+        alive: set[int],
+        failures: dict[int | str, int],
+        queue: deque[list[str]],
+    ) -> None:
+        """The part's actor died before answering: the part goes back to the head of the
+        queue; an actor that died more often than Ray restarts it is given up."""
+        failures[actor] = failures.get(actor, 0) + 1
+        self.stats.parts_resent += 1
+        log.warning("embedding worker %d lost (%s); its part is sent again", actor, exc)
+        if failures[actor] > MAX_RESTARTS:
+            alive.discard(actor)
+            self.stats.actors_lost += 1
+        failures[part[0]] = failures.get(part[0], 0) + 1
+        if failures[part[0]] >= MAX_PART_FAILURES:
+            raise ClusterError(f"a part failed on {failures[part[0]]} workers: {exc}") from exc
+        queue.appendleft(part)
+
+    @staticmethod
+    def _check(result: Any, part: list[str]) -> dict[str, np.ndarray]:
+        arr = np.asarray(result)
+        if arr.shape != (len(part), DIM) or not np.isfinite(arr).all():
+            raise ClusterError(f"a worker returned vectors of shape {arr.shape}, not the part's")
+        vectors = normalise(arr.astype(np.float32))
+        return {key: vectors[i] for i, key in enumerate(part)}
+
+    def close(self) -> None:
+        for actor in self.actors:
+            with contextlib.suppress(Exception):
+                self.ray.kill(actor)
+        self.actors = []
+
+
+@contextlib.contextmanager
+def cluster_pool(
+    spec: str, model_id: str, actors: int | None = None, num_cpus: int | None = None
+) -> Iterator[EmbeddingPool]:
+    """Connect (or start a local instance), make the pool, and take both down after. A Ray
+    already initialised in this process (a test, a notebook) is used as it is and left up."""
+    address = parse_spec(spec)
+    ray = import_ray()
+    started = not ray.is_initialized()
+    if started:
+        try:
+            ray.init(**init_args(address, num_cpus))
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            raise ClusterError(f"cannot reach the Ray cluster at {spec}: {exc}") from exc
+    try:
+        pool = EmbeddingPool(model_id, actors)
+        try:
+            yield pool
+        finally:
+            pool.close()
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def _retryable(ray: Any) -> tuple[type[BaseException], ...]:
+    """Errors that mean the worker, not the work, failed: the part is sent again."""
+    names = (
+        "RayActorError",
+        "ActorUnavailableError",
+        "WorkerCrashedError",
+        "NodeDiedError",
+        "ObjectLostError",
+        "OutOfMemoryError",
+    )
+    return tuple(getattr(ray.exceptions, n) for n in names if hasattr(ray.exceptions, n))
