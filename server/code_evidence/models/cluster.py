@@ -177,7 +177,9 @@ class EmbeddingPool:
         and yield each part's vectors once they are in ``cache``. Closing the iterator early
         (an interrupted pass) cancels what is in flight; what was yielded stays cached."""
         keys = list(texts_by_key)
-        queue = deque(keys[i : i + self.part_texts] for i in range(0, len(keys), self.part_texts))
+        # A small run is still spread over every actor (two parts each), down to 16 texts.
+        size = max(16, min(self.part_texts, -(-len(keys) // (2 * max(1, len(self.actors))))))
+        queue = deque(keys[i : i + size] for i in range(0, len(keys), size))
         inflight: dict[Any, tuple[int, list[str]]] = {}
         failures: dict[int | str, int] = {}  # per actor, and per part (by its first key)
         alive = set(range(len(self.actors)))
