@@ -1,6 +1,6 @@
 # Two commands do all the set-up on a fresh machine (Python 3.11+):
 #   make demo   index this repository and answer a question about it
-#   make test   install (with the MCP extra), lint and run the test suites (Python, then the
+#   make test   install (with the MCP and cluster extras), lint and run the test suites (Python, then the
 #               VS Code extension)
 PYTHON ?= python3
 VENV ?= .venv
@@ -14,7 +14,7 @@ TRAIN_VENV ?= .venv-train
 $(BIN)/code-evidence: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,mcp]'
+	$(BIN)/pip install --quiet -e '.[dev,mcp,cluster]'
 	touch $@
 
 install: $(BIN)/code-evidence

@@ -178,7 +178,10 @@ class EmbeddingPool:
         (an interrupted pass) cancels what is in flight; what was yielded stays cached."""
         keys = list(texts_by_key)
         # A small run is still spread over every actor (two parts each), down to 16 texts.
-        size = max(16, min(self.part_texts, -(-len(keys) // (2 * max(1, len(self.actors))))))
+        size = max(
+            min(16, self.part_texts),
+            min(self.part_texts, -(-len(keys) // (2 * max(1, len(self.actors))))),
+        )
         queue = deque(keys[i : i + size] for i in range(0, len(keys), size))
         inflight: dict[Any, tuple[int, list[str]]] = {}
         failures: dict[int | str, int] = {}  # per actor, and per part (by its first key)
