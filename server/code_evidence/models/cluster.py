@@ -131,6 +131,25 @@ class EmbedWorker:
         return self.embedder.embed(texts).astype(np.float16)
 
 
+@dataclass
+class _Run:
+    """One ``embed_stream``'s bookkeeping: parts waiting, parts in flight (ref -> actor,
+    keys), pings to actors that died (ref -> actor), and which actors take work."""
+
+    queue: deque[list[str]]
+    actors: int
+    inflight: dict[Any, tuple[int, list[str]]] = field(default_factory=dict)
+    probes: dict[Any, int] = field(default_factory=dict)
+    part_failures: dict[str, int] = field(default_factory=dict)
+    actor_failures: dict[int, int] = field(default_factory=dict)
+    ready: set[int] = field(default_factory=set)
+    load: dict[int, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.ready = set(range(self.actors))
+        self.load = dict.fromkeys(self.ready, 0)
+
+
 class EmbeddingPool:
     """Actors on the connected Ray cluster. ``actors``: how many (default: one per ``threads``
     CPUs of the cluster, plus one per GPU, which those actors take whole)."""
@@ -182,34 +201,26 @@ class EmbeddingPool:
             min(16, self.part_texts),
             min(self.part_texts, -(-len(keys) // (2 * max(1, len(self.actors))))),
         )
-        queue = deque(keys[i : i + size] for i in range(0, len(keys), size))
-        inflight: dict[Any, tuple[int, list[str]]] = {}
-        failures: dict[int | str, int] = {}  # per actor, and per part (by its first key)
-        alive = set(range(len(self.actors)))
-        load = dict.fromkeys(alive, 0)
+        run = _Run(deque(keys[i : i + size] for i in range(0, len(keys), size)), len(self.actors))
         try:
-            while queue or inflight:
-                for i in sorted(alive, key=lambda a: load[a]):
-                    while queue and load[i] <= PREFETCH:
-                        part = queue.popleft()
-                        texts = [texts_by_key[k] for k in part]
-                        inflight[self.actors[i].embed.remote(texts)] = (i, part)
-                        load[i] += 1
-                        self.stats.parts_sent += 1
-                        self.stats.bytes_sent += sum(
-                            len(t.encode("utf-8", "replace")) for t in texts
-                        )
-                if not inflight:
+            while run.queue or run.inflight:
+                self._dispatch(run, texts_by_key)
+                waiting = [*run.inflight, *run.probes]
+                if not waiting:
                     raise ClusterError("every embedding worker was lost; run again to resume")
-                ready, _ = self.ray.wait(list(inflight), num_returns=1)
-                ref = ready[0]
-                actor, part = inflight.pop(ref)
-                load[actor] -= 1
+                ref = self.ray.wait(waiting, num_returns=1)[0][0]
+                if ref in run.probes:
+                    self._probed(run, ref)
+                    continue
+                actor, part = run.inflight.pop(ref)
+                run.load[actor] -= 1
                 try:
                     result = self.ray.get(ref)
                 except self._retryable as exc:
-                    self._lost(actor, part, exc, alive, failures, queue)
+                    self._lost(run, actor, part, exc)
                     continue
+                except self.ray.exceptions.RayError as exc:  # the work itself failed
+                    raise ClusterError(f"an embedding worker failed: {exc}") from exc
                 stored = self._check(result, part)
                 cache.put_many(stored)
                 self.stats.parts_done += 1
@@ -217,31 +228,52 @@ class EmbeddingPool:
                 self.stats.bytes_received += int(result.nbytes)
                 yield stored
         finally:
-            for ref in inflight:
+            for ref in run.inflight:
                 with contextlib.suppress(Exception):
                     self.ray.cancel(ref)
 
-    def _lost(
-        self,
-        actor: int,
-        part: list[str],
-        exc: BaseException,
-        alive: set[int],
-        failures: dict[int | str, int],
-        queue: deque[list[str]],
-    ) -> None:
+    def _dispatch(self, run: _Run, texts_by_key: Mapping[str, str]) -> None:
+        """Top every ready actor up to one running and ``PREFETCH`` queued parts."""
+        for i in sorted(run.ready, key=lambda a: run.load[a]):
+            while run.queue and run.load[i] <= PREFETCH:
+                part = run.queue.popleft()
+                texts = [texts_by_key[k] for k in part]
+                run.inflight[self.actors[i].embed.remote(texts)] = (i, part)
+                run.load[i] += 1
+                self.stats.parts_sent += 1
+                self.stats.bytes_sent += sum(len(t.encode("utf-8", "replace")) for t in texts)
+
+    def _lost(self, run: _Run, actor: int, part: list[str], exc: BaseException) -> None:
         """The part's actor died before answering: the part goes back to the head of the
-        queue; an actor that died more often than Ray restarts it is given up."""
-        failures[actor] = failures.get(actor, 0) + 1
+        queue for the other actors, and the actor gets no more work until a ping says Ray
+        has restarted it (``_probed``)."""
         self.stats.parts_resent += 1
         log.warning("embedding worker %d lost (%s); its part is sent again", actor, exc)
-        if failures[actor] > MAX_RESTARTS:
-            alive.discard(actor)
-            self.stats.actors_lost += 1
-        failures[part[0]] = failures.get(part[0], 0) + 1
-        if failures[part[0]] >= MAX_PART_FAILURES:
-            raise ClusterError(f"a part failed on {failures[part[0]]} workers: {exc}") from exc
-        queue.appendleft(part)
+        run.part_failures[part[0]] = run.part_failures.get(part[0], 0) + 1
+        if run.part_failures[part[0]] >= MAX_PART_FAILURES:
+            raise ClusterError(f"a part failed on {MAX_PART_FAILURES} workers: {exc}") from exc
+        run.queue.appendleft(part)
+        if actor in run.ready:
+            run.ready.discard(actor)
+            self._probe(run, actor)
+
+    def _probe(self, run: _Run, actor: int) -> None:
+        run.actor_failures[actor] = run.actor_failures.get(actor, 0) + 1
+        if run.actor_failures[actor] > MAX_RESTARTS:
+            self.stats.actors_lost += 1  # Ray will not restart it again
+            return
+        run.probes[self.actors[actor].info.remote()] = actor
+
+    def _probed(self, run: _Run, ref: Any) -> None:
+        """A ping answered (the actor is back: it takes work again) or failed (ping again,
+        until Ray stops restarting it)."""
+        actor = run.probes.pop(ref)
+        try:
+            self.ray.get(ref)
+        except self._retryable:
+            self._probe(run, actor)
+            return
+        run.ready.add(actor)
 
     @staticmethod
     def _check(result: Any, part: list[str]) -> dict[str, np.ndarray]:
