@@ -68,6 +68,7 @@ def local(texts: list[str], threads: int | None) -> tuple[float, np.ndarray]:
 def through_ray(ray: Any, texts: list[str], actors: int, model_id: str) -> dict[str, Any]:
     t0 = time.perf_counter()
     pool = cluster.EmbeddingPool(model_id, actors=actors, threads=1)
+    pool.start()
     startup = time.perf_counter() - t0
     try:
         # Ray's own cost per call: an empty part's round trip, after a warm-up.

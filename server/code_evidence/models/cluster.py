@@ -16,6 +16,7 @@ finished in the cache, where the next run finds it.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import logging
 import os
 from collections import deque
@@ -65,6 +66,8 @@ class ClusterStats:
     actors_lost: int = 0
 
     def summary(self) -> str:
+        if not self.actors:
+            return "nothing to embed; Ray was not started"
         return (
             f"{self.actors} actors ({', '.join(sorted(set(self.providers)))}), "
             f"{self.parts_done} parts, {self.parts_resent} sent again"
@@ -151,8 +154,12 @@ class _Run:
 
 
 class EmbeddingPool:
-    """Actors on the connected Ray cluster. ``actors``: how many (default: one per ``threads``
-    CPUs of the cluster, plus one per GPU, which those actors take whole)."""
+    """Actors on a Ray cluster, started on first use: an index pass with nothing to embed
+    never starts Ray, and one with work starts it only after BM25 is committed, so lexical
+    answers never wait for the cluster. ``address``: ``local`` or ``ray://HOST:PORT`` to
+    connect to (and disconnect from on ``close``); None uses the Ray this process already
+    initialised. ``actors``: how many (default: one per ``threads`` CPUs of the cluster, plus
+    one per GPU, which those actors take whole)."""
 
     def __init__(
         self,
@@ -160,33 +167,55 @@ class EmbeddingPool:
         actors: int | None = None,
         threads: int = 1,
         part_texts: int = PART_TEXTS,
+        address: str | None = None,
+        num_cpus: int | None = None,
     ) -> None:
-        self.ray = import_ray()
+        self.ray: Any = None  # imported on start: importing Ray takes seconds
+        self.model_id, self.count, self.threads = model_id, actors, max(1, threads)
         self.part_texts = max(1, part_texts)
+        self.address, self.num_cpus = address, num_cpus
+        self.actors: list[Any] = []
+        self.stats = ClusterStats()
+        self._owns_ray = False
+        self._retryable: tuple[type[BaseException], ...] = ()
+
+    def start(self) -> None:
+        """Connect (or start the local instance), make the actors and wait until each has
+        loaded the model."""
+        if self.actors:
+            return
+        self.ray = import_ray()
+        self._retryable = _retryable(self.ray)
+        if self.address is not None and not self.ray.is_initialized():
+            try:
+                self.ray.init(**init_args(self.address, self.num_cpus))
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                raise ClusterError(f"cannot reach the Ray cluster {self.address}: {exc}") from exc
+            self._owns_ray = True
         resources = self.ray.cluster_resources()
         gpus = int(resources.get("GPU", 0))
         cpus = int(resources.get("CPU", 1))
-        count = actors or max(1, gpus + max(0, cpus - gpus) // max(1, threads))
+        count = self.count or max(1, gpus + max(0, cpus - gpus) // self.threads)
         remote = self.ray.remote(EmbedWorker)
         self.actors = [
             remote.options(
-                num_cpus=1 if i < gpus else threads,
+                num_cpus=1 if i < gpus else self.threads,
                 num_gpus=1 if i < gpus else 0,
                 max_restarts=MAX_RESTARTS,
                 max_task_retries=0,
-            ).remote(model_id, threads)
+            ).remote(self.model_id, self.threads)
             for i in range(count)
         ]
-        self.stats = ClusterStats(actors=count)
+        self.stats.actors = count
         try:
             infos = self.ray.get([a.info.remote() for a in self.actors])
         except self.ray.exceptions.RayError as exc:
             self.close()
             raise ClusterError(f"embedding workers failed to start: {exc}") from exc
         self.stats.providers = [i["provider"] for i in infos]
-        self._retryable = _retryable(self.ray)
 
     def worker_pids(self) -> list[int]:
+        self.start()
         return [i["pid"] for i in self.ray.get([a.info.remote() for a in self.actors])]
 
     def embed_stream(
@@ -196,6 +225,9 @@ class EmbeddingPool:
         and yield each part's vectors once they are in ``cache``. Closing the iterator early
         (an interrupted pass) cancels what is in flight; what was yielded stays cached."""
         keys = list(texts_by_key)
+        if not keys:
+            return
+        self.start()
         # A small run is still spread over every actor (two parts each), down to 16 texts.
         size = max(
             min(16, self.part_texts),
@@ -284,35 +316,31 @@ class EmbeddingPool:
         return {key: vectors[i] for i, key in enumerate(part)}
 
     def close(self) -> None:
+        """Kill the actors; disconnect from (or stop) a Ray this pool connected to."""
+        if self.ray is None:
+            return
         for actor in self.actors:
             with contextlib.suppress(Exception):
                 self.ray.kill(actor)
         self.actors = []
+        if self._owns_ray:
+            self.ray.shutdown()
+            self._owns_ray = False
 
 
 @contextlib.contextmanager
-def cluster_pool(
-    spec: str, model_id: str, actors: int | None = None, num_cpus: int | None = None
-) -> Iterator[EmbeddingPool]:
-    """Connect (or start a local instance), make the pool, and take both down after. A Ray
-    already initialised in this process (a test, a notebook) is used as it is and left up."""
+def cluster_pool(spec: str, model_id: str, actors: int | None = None) -> Iterator[EmbeddingPool]:
+    """The pool for ``--cluster SPEC``, closed after. Ray is only imported here; the cluster
+    is reached on the pool's first use. A Ray already initialised in this process (a test, a
+    notebook) is used as it is and left up."""
     address = parse_spec(spec)
-    ray = import_ray()
-    started = not ray.is_initialized()
-    if started:
-        try:
-            ray.init(**init_args(address, num_cpus))
-        except (ConnectionError, RuntimeError, ValueError) as exc:
-            raise ClusterError(f"cannot reach the Ray cluster at {spec}: {exc}") from exc
+    if importlib.util.find_spec("ray") is None:  # say so now, not after the lexical pass
+        import_ray()
+    pool = EmbeddingPool(model_id, actors, address=address)
     try:
-        pool = EmbeddingPool(model_id, actors)
-        try:
-            yield pool
-        finally:
-            pool.close()
+        yield pool
     finally:
-        if started:
-            ray.shutdown()
+        pool.close()
 
 
 def _retryable(ray: Any) -> tuple[type[BaseException], ...]:
