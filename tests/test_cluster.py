@@ -5,6 +5,7 @@ only the first test runs without it."""
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import signal
 import sys
@@ -37,7 +38,7 @@ QUESTIONS = ("where is the oauth state checked", "discount_for voucher code", "d
 def ray_local() -> Iterator[Any]:
     """A real Ray instance on this machine, two CPUs, taken down after the module. Workers
     import this checkout's engine (PYTHONPATH reaches them through the raylet)."""
-    os.environ.update(cluster.RAY_ENV)
+    os.environ.update({**cluster.RAY_ENV, **cluster.LOCAL_ENV})
     ray = pytest.importorskip(
         "ray", reason="Ray (the [cluster] extra) is not installed: pip install -e '.[cluster]'"
     )
@@ -97,6 +98,53 @@ def test_without_ray_the_error_says_how_to_install(
     assert cli.main([*args, "--cluster", "ray"]) == 2
     assert "pip install 'code-evidence[cluster]'" in capsys.readouterr().err
     assert cli.main([*args, "--cluster", "tcp://x"]) == 2
+
+
+def _listening(pid: int) -> list[str]:
+    """Local addresses of the TCP sockets ``pid`` listens on (from /proc)."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = fd.readlink().as_posix()
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    found = []
+    for table in ("tcp", "tcp6"):
+        for line in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
+            cols = line.split()
+            if cols[3] == "0A" and cols[9] in inodes:  # 0A: LISTEN
+                found.append(_address(cols[1].split(":")[0]))
+    return found
+
+
+def _address(hexed: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    """/proc/net's hex address: 32-bit words in host (little-endian) order."""
+    raw = b"".join(bytes.fromhex(hexed[i : i + 8])[::-1] for i in range(0, len(hexed), 8))
+    if len(raw) == 4:
+        return ipaddress.IPv4Address(raw)
+    v6 = ipaddress.IPv6Address(raw)
+    return v6.ipv4_mapped or v6
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_the_local_instance_is_private(ray_local: Any, local_run: dict[str, Any]) -> None:
+    """`--cluster ray` reports nothing and listens on loopback only: its node address is
+    127.0.0.1, no dashboard runs, and every listening socket of its processes (GCS, raylet,
+    agents, the actors, this driver) is bound to loopback."""
+    assert os.environ["RAY_USAGE_STATS_ENABLED"] == "0"
+    assert [n["NodeManagerAddress"] for n in ray_local.nodes()] == ["127.0.0.1"]
+    node = ray_local._private.worker._global_node
+    assert not node.address_info.get("webui_url")
+    pool = cluster.EmbeddingPool(local_run["model"], actors=1)
+    try:
+        pids = [os.getpid(), *pool.worker_pids()]
+        pids += [p.process.pid for procs in node.all_processes.values() for p in procs]
+        addresses = {a for pid in pids for a in _listening(pid)}
+    finally:
+        pool.close()
+    assert addresses and all(a.is_loopback for a in addresses), addresses
 
 
 def test_cluster_vectors_match_a_local_run(

@@ -31,8 +31,12 @@ from .embedder import DIM, Embedder, normalise
 
 log = logging.getLogger(__name__)
 
-# Set before Ray is imported: Ray reads it at import and in every process it starts.
+# Set before Ray is imported: Ray reads them at import and in every process it starts.
 RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0"}
+# For `--cluster ray` only: Ray's own "no cluster" switch. Its node address is then loopback,
+# and its servers listen there only (without it Ray 2.60 binds every interface, whatever
+# address ray.init is given: tests/test_cluster.py checks the sockets).
+LOCAL_ENV = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
 CLUSTER_INSTALL = "pip install 'code-evidence[cluster]'"
 # Texts per task: a second or two of model time on one core, so Ray's per-task cost (a few
 # milliseconds, bench/cluster.py) stays small, and parts small enough to spread over actors.
@@ -84,8 +88,12 @@ def parse_spec(spec: str) -> str:
     raise ClusterError(f"--cluster takes `ray` or `ray://HOST:PORT`, not {spec!r}")
 
 
-def import_ray() -> Any:
+def import_ray(local: bool = False) -> Any:
+    """Ray, with its usage statistics off; ``local``: with a loopback-only node (this must
+    come before Ray's first import in the process, which reads it)."""
     os.environ.update(RAY_ENV)
+    if local:
+        os.environ.update(LOCAL_ENV)
     try:
         import ray
     except ModuleNotFoundError as exc:
@@ -184,7 +192,7 @@ class EmbeddingPool:
         loaded the model."""
         if self.actors:
             return
-        self.ray = import_ray()
+        self.ray = import_ray(local=self.address == "local")
         self._retryable = _retryable(self.ray)
         if self.address is not None and not self.ray.is_initialized():
             try:
