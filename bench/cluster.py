@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Embedding through Ray against the bare model, on this machine (issue 23).
 
-The same chunk texts (this repository's own engine, chunked as an index pass chunks it) are
-embedded four ways:
+The same chunk texts (this repository's own engine, or ``--workspace``, chunked as an index pass
+chunks it) are embedded four ways:
 
 - **local, bare**: one ``Embedder`` in this process, all physical cores, blocks of 256 as an
   index pass embeds them (the floor: what ``code-evidence index`` does without a cluster);
@@ -39,6 +39,8 @@ sys.path.insert(0, str(ROOT / "server"))
 
 from code_evidence.config import load_config  # noqa: E402
 from code_evidence.index.chunk import chunk_file  # noqa: E402
+from code_evidence.index.load import SkipFile, load_text  # noqa: E402
+from code_evidence.index.scan import scan_workspace  # noqa: E402
 from code_evidence.models import cluster  # noqa: E402
 from code_evidence.models.embed_cache import EmbeddingCache, embedding_text, to_stored  # noqa: E402
 from code_evidence.models.embedder import Embedder  # noqa: E402
@@ -46,13 +48,20 @@ from code_evidence.models.embedder import Embedder  # noqa: E402
 BLOCK = 256  # embed_with_cache's block
 
 
-def sample_texts(limit: int) -> list[str]:
-    """Distinct embedded texts of this repository's engine, in a fixed order."""
-    cfg = load_config(ROOT).index
+def sample_texts(workspace: Path | None, limit: int) -> list[str]:
+    """Distinct embedded texts of ``workspace`` (scanned, read and chunked as an index pass
+    does; default: this repository's engine), in a fixed order."""
+    root = workspace or ROOT / "server" / "code_evidence"
+    cfg = load_config(root).index
     texts: list[str] = []
-    for path in sorted((ROOT / "server" / "code_evidence").rglob("*.py")):
-        rel = path.relative_to(ROOT).as_posix()
-        texts += [embedding_text(c) for c in chunk_file(rel, path.read_text(), cfg)]
+    for entry in sorted(scan_workspace(root, cfg).files, key=lambda e: e.path):
+        try:
+            text = load_text(root, entry.path, cfg).text
+        except SkipFile:
+            continue
+        texts += [embedding_text(c) for c in chunk_file(entry.path, text, cfg)]
+        if len(set(texts)) >= limit:
+            break
     return list(dict.fromkeys(texts))[:limit]
 
 
@@ -129,9 +138,10 @@ def extrapolate(
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--texts", type=int, default=600, help="chunk texts to embed")
+    ap.add_argument("--workspace", type=Path, help="take the texts from this workspace")
     ap.add_argument("--out", help="JSON report (default bench/results/cluster-<time>.json)")
     args = ap.parse_args()
-    texts = sample_texts(args.texts)
+    texts = sample_texts(args.workspace, args.texts)
     model_id = Embedder().model_id
     bare_s, bare_vecs = local(texts, None)
     one_s, _ = local(texts, 1)
@@ -167,6 +177,7 @@ def main() -> int:
     )
     report = {
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
+        "workspace": str(args.workspace or "server/code_evidence"),
         "texts": n,
         "mean_chars": round(sum(map(len, texts)) / n, 1),
         "load_average_1m": round(os.getloadavg()[0], 2),  # the machine is shared: say how busy
