@@ -102,6 +102,10 @@ def test_without_ray_the_error_says_how_to_install(
     assert cli.main([*args, "--cluster", "ray"]) == 2
     assert "pip install 'code-evidence[cluster]'" in capsys.readouterr().err
     assert cli.main([*args, "--cluster", "tcp://x"]) == 2
+    assert cli.main([*args, "--cluster-actors", "2"]) == 2  # without --cluster
+    assert "--cluster-actors needs --cluster" in capsys.readouterr().err
+    assert cli.main([*args, "--cluster", "ray", "--cluster-actors", "0"]) == 2
+    assert "must be 1 or more" in capsys.readouterr().err
 
 
 def _listening(pid: int) -> list[str]:

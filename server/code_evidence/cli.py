@@ -319,6 +319,8 @@ def _cmd_history(args: argparse.Namespace) -> int:
 
 def _cmd_index(engine: Engine, args: argparse.Namespace) -> int:
     bar = ProgressBar(enabled=not args.quiet)
+    if args.cluster_actors is not None and not args.cluster:
+        raise EngineError("--cluster-actors needs --cluster")
     if args.cluster:  # Ray is imported only here (models/cluster.py)
         from .models.cluster import ClusterError, cluster_pool
 

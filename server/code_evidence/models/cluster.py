@@ -342,6 +342,8 @@ def cluster_pool(spec: str, model_id: str, actors: int | None = None) -> Iterato
     is reached on the pool's first use. A Ray already initialised in this process (a test, a
     notebook) is used as it is and left up."""
     address = parse_spec(spec)
+    if actors is not None and actors < 1:
+        raise ClusterError("--cluster-actors must be 1 or more")
     if importlib.util.find_spec("ray") is None:  # say so now, not after the lexical pass
         import_ray()
     pool = EmbeddingPool(model_id, actors, address=address)
