@@ -41,7 +41,7 @@ def test_round_trip_fills_a_cold_cache(
     exported: dict, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "cache-b"))
-    assert cli.main(["cache", "import", str(exported["file"]), "--workspace", str(project)]) == 0
+    assert cli.main(["cache", "import", str(exported["file"])]) == 0
     with EmbeddingCache(tmp_path / "cache-b" / "embeddings.sqlite") as cache:
         got = cache.get_many(list(exported["vectors"]))
     assert set(got) == set(exported["vectors"])
@@ -128,10 +128,10 @@ def test_tampered_files_are_refused_whole(exported: dict, tmp_path: Path) -> Non
 
 
 def test_cli_refusal_is_a_clear_error(
-    exported: dict, project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    exported: dict, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bad = tmp_path / "bad.cevec"
     _rewrite(exported["file"], bad, {"texts.jsonl": b'"x"\n'}, False)
-    code = cli.main(["cache", "import", str(bad), "--workspace", str(project)])
+    code = cli.main(["cache", "import", str(bad)])
     err = capsys.readouterr().err
     assert code == 2 and "import refused" in err and "texts.jsonl" in err

@@ -21,7 +21,7 @@ from typing import Any, TextIO
 
 from .api import FindRequest, FindResult, Status, to_json_dict
 from .config import TUNED_FILE, ConfigError, load_config, read_tuned
-from .engine import Engine, EngineError
+from .engine import Engine, EngineError, shared_embedder
 from .git import Git
 from .paths import default_index_dir
 from .search.explain import explain
@@ -105,12 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p_index)
     p_index.add_argument("--quiet", action="store_true", help="no progress output")
     p_index.add_argument("--json", action="store_true", help="print the report as JSON")
-    p_index.add_argument(
-        "--cluster",
-        metavar="ray[://ADDRESS]",
-        help="embed on Ray workers (`ray`: a local instance; needs the [cluster] extra; chunk "
-        "texts travel to the workers: docs/cluster.md)",
-    )
+    # `ray`: a local instance; the chunk texts travel to the workers (docs/cluster.md).
+    p_index.add_argument("--cluster", metavar="ray[://ADDRESS]", help="embed on Ray workers")
     p_index.add_argument(
         "--cluster-actors", type=int, help="Ray embedding actors (default: one per CPU and GPU)"
     )
@@ -242,6 +238,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_mcp(args)
         if args.command in ("eval", "tune"):
             return _cmd_history(args)
+        if args.command == "cache":
+            return _cmd_cache(args)
         with Engine(
             Path(args.workspace), args.index_dir, trust_other_owner=args.trust_other_owner
         ) as engine:
@@ -249,8 +247,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"note: {printable(note)}", file=sys.stderr)
             if args.command == "index":
                 return _cmd_index(engine, args)
-            if args.command == "cache":
-                return _cmd_cache(engine, args)
             if args.command == "find":
                 return _cmd_find(engine, args)
             return _cmd_status(engine, args)
@@ -353,23 +349,25 @@ def _cmd_index(engine: Engine, args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_cache(engine: Engine, args: argparse.Namespace) -> int:
-    """Export the workspace's cached vectors, or import a file into the per-user cache."""
+def _cmd_cache(args: argparse.Namespace) -> int:
+    """Export a workspace's cached vectors (from its index), or import a file into the
+    per-user embedding cache (no workspace involved)."""
     from .models import embed_transfer
 
     path = Path(args.file)
     if args.action == "export":
-        model = engine.embedder.model_id
-        out = embed_transfer.export_file(path, engine.embedding_texts(), engine.cache, model)
+        ws, trust = Path(args.workspace), args.trust_other_owner
+        with Engine(ws, args.index_dir, trust_other_owner=trust) as eng:
+            model = eng.embedder.model_id
+            out = embed_transfer.export_file(path, eng.embedding_texts(), eng.cache, model)
         say(f"exported {out.entries} vectors to {path}; {out.not_embedded} texts not embedded yet")
         return 0
-    try:
-        got = embed_transfer.import_file(path, engine.cache, engine.embedder)
-    except embed_transfer.CacheFileError as exc:
-        raise EngineError(f"import refused: {exc}") from exc
-    say(
-        f"imported {got.entries} vectors ({got.new} new); lowest sample cosine {got.min_cosine:.4f}"
-    )
+    with embed_transfer.EmbeddingCache() as cache:
+        try:
+            got = embed_transfer.import_file(path, cache, shared_embedder())
+        except embed_transfer.CacheFileError as exc:
+            raise EngineError(f"import refused: {exc}") from exc
+    say(f"imported {got.entries} vectors ({got.new} new), sample cosine >= {got.min_cosine:.4f}")
     return 0
 
 
