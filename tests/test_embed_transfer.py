@@ -34,6 +34,7 @@ def exported(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
         vectors = eng.cache.get_many([text_key(t, model) for t in texts])
         embedder = eng.embedder
     assert report.entries == len(texts) > 10 and report.not_embedded == 0
+    assert out.stat().st_mode & 0o777 == 0o600  # a copy of the code
     return {"file": out, "texts": texts, "model": model, "vectors": vectors, "embedder": embedder}
 
 

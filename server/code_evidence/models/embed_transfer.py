@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..paths import create_private_file
 from .embed_cache import EmbeddingCache, text_key, to_stored
 from .embedder import DIM, Embedder, normalise
 
@@ -72,7 +73,8 @@ def export_file(
     out: Path, texts: Iterable[str], cache: EmbeddingCache, model_id: str
 ) -> ExportReport:
     """Write the cached vectors of ``texts`` to ``out`` (atomically: a reader never sees half
-    a file). Texts the cache lacks are left out and counted."""
+    a file; 0600, as everything this tool writes). Texts the cache lacks are left out and
+    counted."""
     wanted = list(dict.fromkeys(texts))
     keys = [text_key(t, model_id) for t in wanted]
     found = cache.get_many(keys)
@@ -96,6 +98,7 @@ def export_file(
     out = Path(out)
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     try:
+        create_private_file(tmp)  # the file is a copy of the code: the user's alone, 0600
         with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
             zf.writestr("manifest.json", json.dumps(manifest, indent=1))
             for name, data in members.items():
