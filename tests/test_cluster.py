@@ -95,7 +95,7 @@ def local_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def test_without_ray_the_error_says_how_to_install(
     project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
 ) -> None:
-    if "ray" in sys.modules:
+    if sys.modules.get("ray") is not None:
         pytest.skip("Ray is already loaded in this process; it cannot be unloaded")
     monkeypatch.setitem(sys.modules, "ray", None)  # what `import ray` meets without the extra
     args = ["index", "--workspace", str(project), "--index-dir", str(tmp_path / "i"), "--quiet"]
