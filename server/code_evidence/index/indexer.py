@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -39,6 +40,9 @@ from .packages import same_package_edges
 from .parts import IndexParts, lexdoc
 from .scan import FileEntry, scan_workspace
 from .store import FileRow, Store, StoredChunk
+
+if TYPE_CHECKING:
+    from ..models.cluster import EmbeddingPool
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 EMBED_BATCH = 256  # chunks per embed-and-cache step: bounds work lost to a crash
@@ -166,10 +170,12 @@ class Indexer:
         cache: Callable[[], EmbeddingCache],
         progress: Progress | None = None,
         cancel: threading.Event | None = None,
+        pool: EmbeddingPool | None = None,
     ) -> IndexReport:
         """``cancel`` stops the pass early: before the store is written nothing changes;
         during embedding, what was embedded stays and the rest waits for the next pass.
-        ``embedder`` and ``cache`` are made only when vectors are on."""
+        ``embedder`` and ``cache`` are made only when vectors are on. ``pool``: the cache's
+        misses are embedded by Ray actors (models/cluster.py) instead of this process."""
         t0 = time.perf_counter()
         parts, store, cfg = self.parts, self.parts.store, job.config
         scan = scan_workspace(self.workspace, cfg.index, self.git)
@@ -301,7 +307,7 @@ class Indexer:
         embedded, from_cache, cancelled = 0, 0, False
         if cfg.stages.vectors:
             embedded, from_cache, cancelled = self._fill_vectors(
-                added, job.focus, embedder(), cache(), progress, cancel
+                added, job.focus, embedder(), cache(), progress, cancel, pool
             )
         return IndexReport(
             files_seen=len(scan.files),
@@ -403,6 +409,7 @@ class Indexer:
         cache: EmbeddingCache,
         progress: Progress | None,
         cancel: threading.Event | None,
+        pool: EmbeddingPool | None = None,
     ) -> tuple[int, int, bool]:
         """Vectors for new chunks: the cache first, the model for the misses, saved in steps so
         an interrupted pass keeps what it computed. Also repairs chunks an earlier, interrupted
@@ -420,6 +427,9 @@ class Indexer:
         # the same text share a key: one part embeds it once, a later part finds it in the cache.
         missing = self._embed_order(parts.add_cached_vectors(todo), focus)
         from_cache = len(todo) - len(missing)
+        if pool is not None:
+            done, cancelled = self._fill_from_pool(missing, pool, cache, progress, cancel)
+            return done, from_cache, cancelled
         embedded = 0
         last_save = time.perf_counter()
         try:
@@ -444,3 +454,41 @@ class Indexer:
             if missing:
                 vectors.save()
         return embedded, from_cache, False
+
+    def _fill_from_pool(
+        self,
+        missing: list[StoredChunk],
+        pool: EmbeddingPool,
+        cache: EmbeddingCache,
+        progress: Progress | None,
+        cancel: threading.Event | None,
+    ) -> tuple[int, bool]:
+        """The cache's misses through the cluster: each distinct text sent once, in the
+        priority order of ``missing``; each finished part (already in the cache) goes into
+        the vector index as it arrives. Returns the texts embedded and whether cancelled."""
+        chunks_of: dict[str, list[StoredChunk]] = {}
+        texts: dict[str, str] = {}
+        for sc in missing:
+            if sc.emb_key:
+                chunks_of.setdefault(sc.emb_key, []).append(sc)
+                texts.setdefault(sc.emb_key, embedding_text(sc.chunk))
+        vectors, embedded = self.parts.vectors, 0
+        last_save = time.perf_counter()
+        stream = pool.embed_stream(cache, texts)
+        try:
+            for stored in stream:
+                ids = [sc.id for key in stored for sc in chunks_of[key]]
+                vectors.add(ids, np.stack([v for key, v in stored.items() for _ in chunks_of[key]]))
+                embedded += len(stored)
+                if time.perf_counter() - last_save >= VECTOR_SAVE_S:
+                    vectors.save()
+                    last_save = time.perf_counter()
+                if progress:
+                    progress("embed", embedded, len(texts))
+                if cancel is not None and cancel.is_set():
+                    return embedded, embedded < len(texts)
+        finally:
+            stream.close()  # cancels the parts in flight
+            if missing:
+                vectors.save()
+        return embedded, False
