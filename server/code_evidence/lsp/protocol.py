@@ -14,7 +14,15 @@ from typing import Any, get_args
 
 from pygls.exceptions import JsonRpcInvalidParams
 
-from ..api import FindResult, IndexReport, Intent, Status, to_json_dict
+from ..api import (
+    MAX_BUDGET_TOKENS,
+    MAX_LIMIT,
+    FindResult,
+    IndexReport,
+    Intent,
+    Status,
+    to_json_dict,
+)
 from ..search.explain import explain
 from .uris import location, path_to_uri
 
@@ -217,8 +225,9 @@ def parse_settings(raw: dict[str, Any]) -> tuple[Settings, list[str]]:
         if value is None:
             continue
         if key in ("budgetTokens", "limit"):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                warnings.append(f"{key} must be a positive integer, got {value!r}")
+            low, high = (0, MAX_BUDGET_TOKENS) if key == "budgetTokens" else (1, MAX_LIMIT)
+            if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+                warnings.append(f"{key} must be an integer from {low} to {high}, got {value!r}")
                 continue
             values["budget_tokens" if key == "budgetTokens" else "limit"] = value
         elif key == "rerank":
