@@ -73,6 +73,7 @@ def test_index_summary_counts_every_file_and_says_why_skipped(tmp_path: Path) ->
         assert out.returncode == 0, out.stderr
         assert "2 files seen, 0 indexed" in out.stdout, out.stdout
         assert "2 skipped: 1 minified, 1 too-large" in out.stdout, out.stdout
+        assert "the index is empty: every file was skipped" in out.stdout
     report = json.loads(
         run_cli("index", "--workspace", str(ws), "--index-dir", idx, "--json").stdout
     )
@@ -90,6 +91,9 @@ def test_empty_index_says_it_is_empty_and_why(tmp_path: Path) -> None:
     assert "vectors unavailable" not in out.stdout
     empty = tmp_path / "empty"
     empty.mkdir()
+    index = run_cli("index", "--workspace", str(empty), "--index-dir", str(tmp_path / "i2"))
+    assert "the index is empty: the folder has no files to index" in index.stdout
+    assert "0 files seen" in index.stdout
     out = run_cli(
         "find", "hello", "--workspace", str(empty), "--index-dir", str(tmp_path / "i2"), "--json"
     )

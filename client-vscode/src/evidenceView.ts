@@ -39,7 +39,7 @@ export type EvidenceNode =
   | { kind: 'verdict'; answerId: number; text: string }
   | { kind: 'folder'; answerId: number; folder: string; results: Evidence[]; workspace: string }
   | { kind: 'file'; answerId: number; file: string; results: Evidence[]; workspace: string }
-  | { kind: 'chunk'; evidence: Evidence; location: EvidenceLocation };
+  | { kind: 'chunk'; answerId: number; evidence: Evidence; location: EvidenceLocation };
 
 export interface NodeView {
   id: string;
@@ -147,6 +147,7 @@ export class EvidenceModel {
       case 'file':
         return node.results.map((e) => ({
           kind: 'chunk',
+          answerId: node.answerId,
           evidence: e,
           location: evidenceLocation(e, node.workspace),
         }));
@@ -196,8 +197,8 @@ function lines(e: Evidence): string {
   return e.start === e.end ? `L${e.start}` : `L${e.start}–${e.end}`;
 }
 
-/** What the tree shows for a node. `id`s are stable per answer, so expansion survives a
- * refresh. */
+/** What the tree shows for a node. `id`s are unique in the tree (a chunk may be in several
+ * answers) and stable per answer, so expansion survives a refresh. */
 export function present(node: EvidenceNode): NodeView {
   switch (node.kind) {
     case 'related': {
@@ -268,7 +269,7 @@ export function present(node: EvidenceNode): NodeView {
     case 'chunk': {
       const e = node.evidence;
       return {
-        id: `chunk:${node.location.uri}:${e.start}-${e.end}:${e.symbol}`,
+        id: `chunk:${node.answerId}:${node.location.uri}:${e.start}-${e.end}:${e.symbol}`,
         label: e.symbol || lines(e),
         description: `${lines(e)} · ${formatScore(e.score)}${e.reasons.length ? ` · ${e.reasons.join(', ')}` : ''}`,
         tooltip: `${e.path}:${e.start}-${e.end}\nscore ${formatScore(e.score)}\nwhy: ${e.reasons.join(', ') || e.kind}`,

@@ -165,10 +165,14 @@ def skipped_summary(skipped: dict[str, int]) -> str:
 
 def empty_index_reason(status: Status) -> str | None:
     """Why a find has nothing to search, when the index holds no chunks; None otherwise."""
-    if status.chunks:
+    return _empty(status.chunks, status.skipped)
+
+
+def _empty(chunks: int, skipped: dict[str, int]) -> str | None:
+    if chunks:
         return None
-    if status.skipped:
-        return f"the index is empty: every file was skipped ({skipped_summary(status.skipped)})"
+    if skipped:
+        return f"the index is empty: every file was skipped ({skipped_summary(skipped)})"
     return "the index is empty: the folder has no files to index"
 
 
@@ -203,7 +207,8 @@ def render(result: FindResult, quiet: bool = False) -> str:
 def render_index(workspace: str, report: IndexReport) -> str:
     """The one line ``index`` prints: files indexed and skipped add up to the files seen."""
     seen = report.files_indexed + report.files_skipped
-    return (
+    empty = _empty(report.chunks_total, report.skipped)
+    return (f"{empty}\n" if empty else "") + (
         f"indexed {workspace}: {seen} files seen, {report.files_indexed} indexed "
         f"({report.files_changed} changed, {report.files_removed} removed), "
         f"{skipped_summary(report.skipped)}; {report.chunks_total} chunks "

@@ -120,6 +120,23 @@ describe('Evidence view model', () => {
     assert.equal(model.children(undefined)[0].kind, 'answer');
   });
 
+  it('gives every node a unique id, also when two answers hold the same chunk', () => {
+    const model = new EvidenceModel();
+    model.add({ query: 'a' }, findResult());
+    model.add({ query: 'b' }, findResult());
+    model.setRelated('total', findResult());
+    const ids: string[] = [];
+    const walk = (node?: EvidenceNode): void => {
+      for (const child of model.children(node)) {
+        ids.push(present(child).id);
+        walk(child);
+      }
+    };
+    walk();
+    assert.equal(ids.length, 3 + 2 * (2 + 2) + 2 + 2); // roots, files and chunks
+    assert.equal(new Set(ids).size, ids.length);
+  });
+
   it('renders explain lines as a document', () => {
     assert.equal(
       explainDocument('q', ['1. a.py:1-2 bm25 #1']),
