@@ -35,6 +35,9 @@ class Folders:
         self.failed: dict[Path, str] = {}  # folders whose engine could not open, and why
         self.settings = protocol.Settings()
         self.multi_root = False
+        # Settings pulls started (workspace/configuration): an answer to an older pull than
+        # the newest is stale, since a change may have been pushed in between.
+        self.settings_pulls = 0
         # The user's opt-in to run git in repositories other users own: only from
         # initializationOptions (what the editor's own configuration starts the server with),
         # never from settings that a workspace's files can carry.

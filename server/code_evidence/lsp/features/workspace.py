@@ -91,11 +91,16 @@ async def _pull_settings(ls: CodeEvidenceServer, only: FolderSession | None = No
         types.ConfigurationItem(scope_uri=path_to_uri(s.root), section=protocol.SETTINGS_SECTION)
         for s in sessions
     ]
+    if only is None:  # a folder just added asks for its own and supersedes nothing
+        ls.folders.settings_pulls += 1
+    pull = ls.folders.settings_pulls
     try:
         values = await ls.workspace_configuration_async(types.ConfigurationParams(items=items))
     except Exception as exc:  # a client that announces but fails the request
         log.warning("workspace/configuration failed: %s", exc)
         return
+    if only is None and pull != ls.folders.settings_pulls:
+        return  # a newer pull is on its way: this answer may predate the last change
     warned: set[str] = set()
     for session, value in zip(sessions, values or [], strict=False):
         if not isinstance(value, dict) or not value:
