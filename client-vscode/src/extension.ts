@@ -44,6 +44,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.workspace.onDidChangeWorkspaceFolders(() => {
       if (!server.enabled) decide();
     }),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (!server.enabled && e.affectsConfiguration(`${SETTINGS_SECTION}.autoStart`)) decide();
+    }),
   );
   decide(); // not awaited: activation must not wait for a question or the first index pass
 }
