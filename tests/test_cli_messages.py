@@ -174,3 +174,24 @@ def test_as_of_outside_git_says_not_a_git_repository(tmp_path: Path) -> None:
         "--as-of", "HEAD", "--quiet",
     )  # fmt: skip
     assert out.returncode == 2 and "is not a git repository" in out.stderr, out.stderr
+
+
+def test_batch_lines_naming_a_missing_file_or_a_line_past_its_end_answer_an_error(
+    project: Path, tmp_path: Path
+) -> None:
+    batch = tmp_path / "q.jsonl"
+    items = [
+        {"id": "missing", "query": "cart", "open_file": "nosuch.go"},
+        {"id": "past-end", "query": "cart", "open_file": CART, "line": 99999},
+        {"id": "fine", "query": "cart total", "open_file": CART, "line": 1},
+    ]
+    batch.write_text("\n".join(json.dumps(i) for i in items))
+    out = run_cli(
+        "find", "--batch", str(batch), "--workspace", str(project),
+        "--index-dir", str(tmp_path / "idx"), "--quiet",
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    rows = {r["id"]: r for r in map(json.loads, out.stdout.splitlines())}
+    assert "nosuch.go: no such file in" in rows["missing"]["error"]
+    assert "line 99999 is past the end of src/shop/cart.py" in rows["past-end"]["error"]
+    assert rows["fine"]["results"]

@@ -328,20 +328,26 @@ def _check_editor_state(engine: Engine, args: argparse.Namespace) -> None:
         check_line(args.line)
     except EngineError as exc:
         raise EngineError(f"--line counts from 1: {exc}") from exc
-    if not args.open_file or args.as_of:
-        return
+    if args.open_file and not args.as_of:
+        check_place(engine, args.open_file, args.line, "--open-file ", "--line ")
+
+
+def check_place(
+    engine: Engine, open_file: str, line: int | None, file_flag: str = "", line_flag: str = ""
+) -> None:
+    """The open file exists in the workspace and ``line`` is inside it; EngineError else."""
     try:
-        full = engine.workspace / resolve_workspace_path(engine.workspace, args.open_file)
+        full = engine.workspace / resolve_workspace_path(engine.workspace, open_file)
     except ValueError as exc:
         raise EngineError(str(exc)) from exc
     if not full.is_file():
-        raise EngineError(f"--open-file {args.open_file}: no such file in {engine.workspace}")
-    if args.line is not None:
+        raise EngineError(f"{file_flag}{open_file}: no such file in {engine.workspace}")
+    if isinstance(line, int) and not isinstance(line, bool):
         with full.open("rb") as f:
             count = sum(1 for _ in f)
-        if args.line > max(count, 1):
+        if line > max(count, 1):
             raise EngineError(
-                f"--line {args.line} is past the end of {args.open_file} ({count} lines)"
+                f"{line_flag or 'line '}{line} is past the end of {open_file} ({count} lines)"
             )
 
 
@@ -380,6 +386,8 @@ def _cmd_batch(engine: Engine, args: argparse.Namespace) -> int:
             if not isinstance(query, str):
                 raise EngineError("'query' must be a string")
             req = _request(query, args, item.get("open_file"), item.get("line"))
+            if isinstance(req.open_file, str):
+                check_place(engine, req.open_file, req.line)
             out = {"id": item_id, **to_json_dict(engine.find(req, refresh=False))}
         except (EngineError, ValueError, TypeError, RecursionError) as exc:
             out = {"id": item_id if item_id is not None else n, "error": str(exc)}
