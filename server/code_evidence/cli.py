@@ -249,6 +249,7 @@ def _cmd_history(args: argparse.Namespace) -> int:
         text = render_tune(report)
         if report["ranking"] and not args.dry_run:
             text += f"\nstored in {store(index_dir, report)}"
+    bar.close()
     if args.out:
         Path(args.out).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     if args.json:
