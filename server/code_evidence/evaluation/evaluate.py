@@ -96,6 +96,11 @@ CONFIGS: dict[str, Variant] = {
     "+cross-encoder": Variant(_RANKED, (("reranker", "cross-encoder"),)),
     "+cross-encoder deep": Variant(_RANKED, (("reranker", "cross-encoder"),), "deep"),
     "full": Variant(),
+    # Issue 17's ranking features, one off at a time (index-time ones, module resolution and
+    # the test conventions, are measured as before/after runs instead).
+    "full -generated": Variant(ranking=(("generated_factor", 1.0), ("source_of_open_boost", 0.0))),
+    "full -declarations": Variant(ranking=(("declaration_factor", 1.0),)),
+    "full +distinct": Variant(ranking=(("distinct_margin", 1.5),)),
 }
 
 

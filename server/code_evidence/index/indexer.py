@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import posixpath
 import threading
 import time
 from collections.abc import Callable
@@ -32,9 +31,10 @@ from ..models.embedder import Embedder
 from ..secrets import DETECTOR_VERSION, config_like, file_line_spans, spans_in, text_line_spans
 from . import freshness
 from .chunk import chunk_file, detect_language
-from .imports import ImportResolver
+from .generated import GENERATED_META, find_generated
+from .imports import ImportResolver, is_manifest
 from .load import LoadedText, SkipFile, checked_text, load_text
-from .namespaces import MANIFESTS
+from .packages import same_package_edges
 from .parts import IndexParts, lexdoc
 from .scan import FileEntry, scan_workspace
 from .store import FileRow, Store, StoredChunk
@@ -42,6 +42,9 @@ from .store import FileRow, Store, StoredChunk
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 EMBED_BATCH = 256  # chunks per embed-and-cache step: bounds work lost to a crash
 VECTOR_SAVE_S = 20.0  # seconds between vector index saves while embedding
+# Bumped when import resolution or the build-output finding changes: the next pass relinks
+# every file even when none changed.
+RESOLUTION_VERSION = "2"
 # Files changed within this many days of HEAD are embedded first within their priority.
 RECENT_DAYS = 90.0
 
@@ -268,7 +271,7 @@ class Indexer:
                 added.extend(
                     StoredChunk(cid, ch, key) for cid, (ch, key) in zip(ids, new, strict=True)
                 )
-            if graph_changed:
+            if graph_changed or store.get_meta("resolution") != RESOLUTION_VERSION:
                 self._relink_imports(cfg)
             store.set_meta(
                 {
@@ -338,17 +341,21 @@ class Indexer:
             store.set_meta({"history_head": head, "history_head_time": str(head_time)})
 
     def _relink_imports(self, cfg: Config) -> None:
+        """Import edges and the build-output finding, from the whole file set and the
+        manifests (rerun whenever a file, manifests included, changes)."""
         store = self.parts.store
         files = store.files()
-        # composer.json (PSR-4 folders) and Package.swift (Swift targets) decide where PHP
-        # classes and Swift modules live; the resolver reads nothing itself.
+        # Manifests decide where modules live (composer.json, Package.swift, go.mod,
+        # package.json, tsconfig, Cargo.toml) and what is build output; the resolver reads
+        # nothing itself.
         manifests: dict[str, str] = {}
-        for path in files:
-            if posixpath.basename(path) in MANIFESTS:
-                try:
-                    manifests[path] = load_text(self.workspace, path, cfg.index).text
-                except SkipFile:
-                    continue
+        # Only files the scan listed: an excluded or secret file is never read for this.
+        wanted = [p for p in files if is_manifest(p) or p == ".gitattributes"]
+        for path in wanted:
+            try:
+                manifests[path] = load_text(self.workspace, path, cfg.index).text
+            except (SkipFile, OSError):
+                continue
         resolver = ImportResolver(
             set(files), {p: row.imports for p, row in files.items()}, manifests
         )
@@ -357,7 +364,19 @@ class Indexer:
             if row.language and row.imports:
                 for dst in resolver.resolve(path, row.language, row.imports):
                     edges.append((path, dst))
-        store.set_import_edges(edges)
+        edges.extend(
+            same_package_edges(
+                {p: row.language for p, row in files.items()},
+                lambda p: [(sc.chunk.symbol, sc.chunk.text) for sc in store.chunks_of(p)],
+            )
+        )
+        store.set_import_edges(dict.fromkeys(edges))
+
+        def text_of(path: str) -> str:
+            return "\n".join(sc.chunk.text for sc in store.chunks_of(path))
+
+        found = find_generated(files, manifests, text_of)
+        store.set_meta({GENERATED_META: found.to_json(), "resolution": RESOLUTION_VERSION})
 
     def _embed_order(self, chunks: list[StoredChunk], focus: frozenset[str]) -> list[StoredChunk]:
         """The open files and what they import or is imported by them first; then source code

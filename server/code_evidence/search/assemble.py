@@ -59,9 +59,12 @@ def merge_pieces(cands: list[Candidate]) -> list[Candidate]:
     return out
 
 
-def diversify(cands: list[Candidate], per_file: int) -> list[Candidate]:
+def diversify(cands: list[Candidate], per_file: int, margin: float = 1.0) -> list[Candidate]:
     """Keep the order, but move a file's chunks beyond ``per_file`` behind everything else, so
-    the first screen of results spans files instead of five neighbours of one."""
+    the first screen of results spans files instead of five neighbours of one; and, with
+    ``margin`` above 1, show distinct places first: a file already shown comes again only when
+    its next chunk scores more than ``margin`` times the best chunk of a file not shown yet.
+    The order in which files first appear never changes, only where their repeats go."""
     cands = merge_pieces(cands)
     seen: dict[str, int] = {}
     head: list[Candidate] = []
@@ -70,7 +73,27 @@ def diversify(cands: list[Candidate], per_file: int) -> list[Candidate]:
         n = seen.get(c.stored.chunk.path, 0)
         seen[c.stored.chunk.path] = n + 1
         (head if n < per_file else tail).append(c)
-    return head + tail
+    ordered = head + tail
+    if margin <= 1.0:
+        return ordered
+    return _distinct_first(ordered, margin)
+
+
+def _distinct_first(ordered: list[Candidate], margin: float) -> list[Candidate]:
+    out: list[Candidate] = []
+    shown: set[str] = set()
+    waiting: list[Candidate] = []  # repeats held back, in order
+    for c in ordered:
+        path = c.stored.chunk.path
+        if path in shown:
+            waiting.append(c)
+            continue
+        # A new place: the held-back repeats that clearly beat it go first.
+        while waiting and waiting[0].score > margin * c.score:
+            out.append(waiting.pop(0))
+        out.append(c)
+        shown.add(path)
+    return out + waiting
 
 
 # Cosine of MiniLM embeddings is absolute, unlike BM25 or RRF scores: measured with

@@ -41,8 +41,10 @@ _TEST_WORDS = frozenset({"test", "tests", "testing", "pytest", "unittest", "fixt
 _DECLARATION_WORDS = frozenset(
     {"header", "headers", "declaration", "declarations", "declared", "declare", "prototype"}
     | {"prototypes", "signature", "signatures", "forward"}
+    # Type declaration files (.d.ts, .pyi): a question about typings wants them.
+    | {"types", "typings", "typing", "typedef", "typedefs", "stub", "stubs"}
 )
-_HEADER_EXTS = (".h", ".hh", ".hpp", ".hxx", ".h++")
+_HEADER_EXTS = (".h", ".hh", ".hpp", ".hxx", ".h++", ".d.ts", ".pyi")
 
 
 @dataclass(slots=True)
