@@ -9,7 +9,7 @@ QUERY ?= where are chunks fused with reciprocal rank fusion
 
 TRAIN_VENV ?= .venv-train
 
-.PHONY: install demo test lint bench clean test-client model
+.PHONY: install demo test lint bench clean test-client package-client model
 
 $(BIN)/code-evidence: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,7 @@ lint: install
 test: install lint
 	$(BIN)/pytest -q
 	$(MAKE) test-client
+	$(MAKE) package-client
 
 bench: install
 	$(BIN)/python bench/quality.py
@@ -41,6 +42,10 @@ clean:
 test-client: install
 	cd client-vscode && npm ci --no-audit --no-fund && npm run build && \
 		CODE_EVIDENCE_PYTHON=$(abspath $(BIN))/python npm test
+
+# The .vsix, with one non-interactive command (stdin closed: a vsce question would fail it).
+package-client:
+	cd client-vscode && npm ci --no-audit --no-fund && npm run package < /dev/null
 
 # Re-make the shipped cross-encoder (training/README.md): its own environment, about an hour
 # on 2 CPU cores. Not part of install or test.

@@ -39,7 +39,7 @@ from .api import (
 from .config import CONFIG_FILE, Config, ConfigError, describe_tuned, load_config, read_tuned
 from .git import Git
 from .index import snapshot
-from .index.indexer import Indexer, PassInput, Progress, chunking_key, plan
+from .index.indexer import Indexer, PassInput, Progress, chunking_key, merge_counts, plan
 from .index.parts import IndexParts, PartsUnavailable
 from .index.scan import ScanResult, scan_workspace
 from .index.store import Store
@@ -334,6 +334,7 @@ class Engine:
             locked_by_other=self.locked_by_other,
             state=self.state,
             ranking=describe_tuned(self.tuned),
+            skipped=merge_counts(scan.skipped, self.reader.skipped_reasons()),
         )
 
     def indexed_head(self) -> tuple[str | None, str | None]:

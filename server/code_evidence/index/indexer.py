@@ -121,6 +121,15 @@ def plan(reader: Store, entries: list[FileEntry], key: str) -> Plan:
     return Plan(to_read, removed, known)
 
 
+def merge_counts(*counts: dict[str, int]) -> dict[str, int]:
+    """Per-reason counts added up."""
+    out: dict[str, int] = {}
+    for c in counts:
+        for k, n in c.items():
+            out[k] = out.get(k, 0) + n
+    return out
+
+
 def with_secrets(path: str, text: str, chunks: list[Chunk]) -> list[Chunk]:
     """The chunks with the secret spans of the whole file (see ``secrets.file_line_spans``):
     found once over the file, so a chunk holding only the middle of a key hides it too."""
@@ -180,12 +189,13 @@ class Indexer:
         parts, store, cfg = self.parts, self.parts.store, job.config
         scan = scan_workspace(self.workspace, cfg.index, self.git)
         if parts.read_only:
+            files_indexed, chunks_total = store.counts()
             return IndexReport(
                 files_seen=len(scan.files),
                 files_changed=0,
                 files_removed=0,
                 files_skipped=sum(scan.skipped.values()),
-                chunks_total=store.counts()[1],
+                chunks_total=chunks_total,
                 chunks_added=0,
                 chunks_removed=0,
                 embedded=0,
@@ -193,6 +203,7 @@ class Indexer:
                 ms=(time.perf_counter() - t0) * 1000,
                 skipped=dict(scan.skipped),
                 read_only=True,
+                files_indexed=files_indexed,
             )
         overlays = job.overlays
         entries = [
@@ -309,12 +320,15 @@ class Indexer:
             embedded, from_cache, cancelled = self._fill_vectors(
                 added, job.focus, embedder(), cache(), progress, cancel, pool
             )
+        # Skips this pass made are in the store now, with those of unchanged files not re-read.
+        skipped = merge_counts(scan.skipped, store.skipped_reasons())
+        files_indexed, chunks_total = store.counts()
         return IndexReport(
             files_seen=len(scan.files),
             files_changed=len(updates),
             files_removed=len(removed),
             files_skipped=sum(skipped.values()),
-            chunks_total=store.counts()[1],
+            chunks_total=chunks_total,
             chunks_added=len(added),
             chunks_removed=len(removed_ids),
             embedded=embedded,
@@ -322,6 +336,7 @@ class Indexer:
             ms=(time.perf_counter() - t0) * 1000,
             skipped=skipped,
             cancelled=cancelled,
+            files_indexed=files_indexed,
         )
 
     def _update_last_commits(self, head: str) -> None:

@@ -226,6 +226,11 @@ class Store:
         rows = self.db.execute("SELECT path, size, mtime_ns, mode FROM skipped_files")
         return {p: (size, mtime, mode) for p, size, mtime, mode in rows}
 
+    def skipped_reasons(self) -> dict[str, int]:
+        """How many remembered skips there are for each reason (``minified``, ``binary``...)."""
+        rows = self.db.execute("SELECT reason, count(*) FROM skipped_files GROUP BY reason")
+        return {reason: n for reason, n in rows}
+
     def set_skipped(self, path: str, size: int, mtime_ns: int, mode: int, reason: str) -> None:
         self.db.execute(
             "INSERT INTO skipped_files(path, size, mtime_ns, mode, reason) VALUES(?,?,?,?,?) "
