@@ -75,6 +75,32 @@ def read_cases(path: Path, dataset: str, cases_limit: int | None) -> list[Case]:
     return cases
 
 
+def variant_c_cases(cases: list[Case]) -> list[Case]:
+    """The "open file holds the answer" group, built from the commit cases of variant a: the
+    user is in the file the commit changed most (most changed lines; ties by path) and the gold
+    is that file's own hunks. Scored like variant a: results in the open file count."""
+    from code_evidence.evaluation.evaluate import Case
+
+    out: list[Case] = []
+    for c in cases:
+        ranged = {p: r for p, r in c.gold.items() if r}
+        if c.kind != "commit" or c.variant != "a" or not ranged:
+            continue
+        path = min(ranged, key=lambda p: (-sum(b - a + 1 for a, b in ranged[p]), p))
+        out.append(
+            Case(
+                id=f"{c.id}#c",
+                dataset=c.dataset,
+                kind="commit",
+                variant="c",
+                query=c.query,
+                open_file=path,
+                gold={path: ranged[path]},
+            )
+        )
+    return out
+
+
 def in_sdist_mode(dataset: dict[str, Any]) -> bool:
     """Whether the dataset has an sdist workspace; the others exist only as git checkouts."""
     return "pypi" in dataset["source"]

@@ -55,6 +55,7 @@ from code_evidence.evaluation.evaluate import (
     HARD_NEGATIVES,
     LIMIT,
     METRICS,
+    OPEN_IN_3,
     TOP_CHUNKS,
     TOP_FILES,
     Case,
@@ -78,9 +79,13 @@ from devset import (
     load_cases,
     load_failure_cases,
     load_manifest,
+    variant_c_cases,
 )
 
 GROUPS = ("commit a", "commit b", "docstring")
+# Built here from the commit cases (devset.variant_c_cases): the open file holds the answer.
+# Not in score.py's files, so neither its cross-check nor a reference covers it.
+VARIANT_C = "commit c"
 # Groups of the local failure cases: scored the same way, but score.py's cross-check and the
 # reference comparison cover only the shared GROUPS (no baseline exists for these).
 FAILURE_GROUPS = ("trace", "message")
@@ -132,6 +137,8 @@ PYTHON = "Python"
 NON_PYTHON_POOLED = "non-Python pooled"
 NON_PYTHON_MACRO = "non-Python macro"
 NON_PYTHON_WITHOUT = "non-Python pooled w/o zod"
+ALL_POOLED = "all datasets pooled"
+LANGUAGE_MACRO = "macro over languages"
 
 
 # --------------------------------------------------------------------------- data
@@ -331,8 +338,10 @@ def macro(rows: list[Groups]) -> Groups:
     for g in dict.fromkeys(g for r in rows for g in r):
         aggs = [r[g] for r in rows if g in r and r[g]["n"]]
         row: dict[str, float | int | None] = {"n": sum(int(a["n"] or 0) for a in aggs)}
-        for k in METRICS:
-            vals = [float(a[k]) for a in aggs if a[k] is not None]
+        for k in (*METRICS, OPEN_IN_3):
+            vals = [float(a[k]) for a in aggs if a.get(k) is not None]
+            if k == OPEN_IN_3 and not vals:
+                continue
             row[k] = sum(vals) / len(vals) if vals else None
         row["n_chunk"] = sum(int(a["n_chunk"] or 0) for a in aggs)
         row["datasets"] = len(aggs)
@@ -357,6 +366,8 @@ def language_rows(dataset_runs: list[DatasetRun], conf: str) -> dict[str, Groups
         rest = [dr for dr in other if dr.name != WITHOUT]
         if rest and len(rest) < len(other):
             rows[NON_PYTHON_WITHOUT] = group_metrics([r for dr in rest for r in dr.runs[conf]])
+        rows[ALL_POOLED] = group_metrics([r for dr in dataset_runs for r in dr.runs[conf]])
+        rows[LANGUAGE_MACRO] = macro([rows[lang] for lang in langs if lang in rows])
     return rows
 
 
@@ -401,7 +412,8 @@ def references(
 def cell(a: dict[str, float | int | None] | None) -> str:
     if not a or not a["n"]:
         return "-"
-    return f"{fmt(a['MRR@10'], 0)} / {fmt(a['chunk@10'], 0)} ({a['n']})"
+    opened = f" o3 {fmt(a[OPEN_IN_3], 0)}" if a.get(OPEN_IN_3) is not None else ""
+    return f"{fmt(a['MRR@10'], 0)} / {fmt(a['chunk@10'], 0)}{opened} ({a['n']})"
 
 
 def ref_cell(ref: tuple[str, float, float | None] | None) -> str:
@@ -585,6 +597,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "that folder exists)",
     )
     ap.add_argument(
+        "--variant-c",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also run variant c (the open file holds the answer), built from the commit "
+        "cases of variant a (default: on)",
+    )
+    ap.add_argument(
+        "--variants",
+        type=lambda v: set(v.split(",")),
+        default=None,
+        help="only cases of these variants, comma-separated (a, b, c), to iterate on a group",
+    )
+    ap.add_argument(
         "--configs",
         type=lambda v: v.split(","),
         help=f"comma-separated configurations to run (known: {', '.join(CONFIGS)})",
@@ -656,6 +681,10 @@ def main(argv: list[str] | None = None) -> int:
         cases = load_cases(shared, d, args.cases_limit)
         if failures:
             cases += load_failure_cases(FAILURES_DIR, d["name"], args.cases_limit)
+        if args.variant_c:
+            cases += variant_c_cases(cases)
+        if args.variants:
+            cases = [c for c in cases if c.variant in args.variants]
         index_dir = args.index_root.resolve() / d["name"]
         dataset_runs.append(
             run_dataset(

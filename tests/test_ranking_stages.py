@@ -229,14 +229,44 @@ def test_feature_rerank_rewards_covering_every_term() -> None:
     assert ordered[0].rerank == pytest.approx(1.0) and "covers-query" in ordered[0].reasons
 
 
+class SlowModel:
+    """A model scorer that stops at the deadline, as the cross-encoder does."""
+
+    name = "model"
+    cut_by_deadline = True
+
+    def wanted(self, head: int) -> int:
+        return head
+
+    def score(self, qa: object, cands: list[Candidate], deadline: float) -> int:
+        return sum(1 for _ in cands) if deadline == math.inf else 0
+
+    def combine(self, scored: list[Candidate]) -> None:
+        for c in scored:
+            c.score *= 2
+
+
 def test_a_reranker_out_of_time_says_so_and_keeps_the_order() -> None:
     qa = analyze("parse the config file")
     first, second = cand(chunk(1), fused=2 * VOTE), cand(chunk(2, symbol="x"))
-    ordered, scored, notes = rerank.rerank(
-        [first, second], qa, [rerank.FeatureReranker()], top_n=10, budget_ms=-1
-    )
+    ordered, scored, notes = rerank.rerank([first, second], qa, [SlowModel()], 10, budget_ms=-1)
     assert scored == 0 and [c.id for c in ordered] == [1, 2]
-    assert notes == ["features rerank budget reached after 0 of 2"]
+    assert notes == ["model rerank budget reached after 0 of 2"]
+
+
+def test_only_the_model_is_cut_by_the_deadline_never_the_feature_scorer() -> None:
+    # An exhausted budget (a busy machine) leaves the feature scorer whole: the answer is the
+    # one an idle machine gives, less only the model's refinement.
+    qa = analyze("parse the config file")
+    whole = cand(chunk(1, symbol="parse_config_file", text="def parse_config_file(): ..."))
+    part = cand(chunk(2, symbol="parse", text="def parse(): ..."), fused=1.5 * VOTE)
+    scorers = [rerank.FeatureReranker(), SlowModel()]
+    ordered, _, notes = rerank.rerank([part, whole], qa, scorers, 10, budget_ms=-1)
+    assert [c.id for c in ordered] == [1, 2] and all(c.rerank is not None for c in ordered)
+    assert notes == ["model rerank budget reached after 0 of 2"]
+    assert (
+        not rerank.FeatureReranker.cut_by_deadline and rerank.CrossEncoderReranker.cut_by_deadline
+    )
 
 
 # --------------------------------------------------------------------------- assembly

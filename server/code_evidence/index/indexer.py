@@ -285,8 +285,10 @@ class Indexer:
         generation = int(store.get_meta("generation") or 0) + int(bool(updates or removed))
         store.set_meta_now({"derived_dirty": "0", "generation": str(generation)})
 
-        if scan.git.commit and scan.git.commit != store.get_meta("history_head"):
-            self._update_last_commits(scan.git.commit)
+        head = scan.git.commit
+        read_at = {store.get_meta("history_head"), store.get_meta("cochange_head")}
+        if head and read_at != {head}:
+            self._update_history(head)
 
         embedded, from_cache, cancelled = 0, 0, False
         if cfg.stages.vectors:
@@ -308,19 +310,33 @@ class Indexer:
             cancelled=cancelled,
         )
 
-    def _update_last_commits(self, head: str) -> None:
-        """The newest commit touching each file, for the freshness feature: incremental when
-        the new HEAD descends from the last one seen, a full walk otherwise (once per HEAD)."""
+    def _update_history(self, head: str) -> None:
+        """From one ``git log``: the newest commit touching each file (freshness) and which
+        files changed together (co-change). Incremental when the new HEAD descends from the
+        last one both were read at, a full walk otherwise (once per HEAD)."""
         store = self.parts.store
         previous = store.get_meta("history_head")
-        since = previous if previous and freshness.is_ancestor(self.git, previous, head) else None
-        commits = freshness.last_commits(self.git, head, since)
+        since = (
+            previous
+            if previous
+            and previous == store.get_meta("cochange_head")
+            and freshness.is_ancestor(self.git, previous, head)
+            else None
+        )
+        log = freshness.read_log(self.git, head, since)
         head_time = freshness.commit_time(self.git, head)
-        if commits is None or head_time is None:
+        if log is None or head_time is None:
             return
         with store.transaction():
-            store.set_last_commits(commits, replace=since is None)
-            store.set_meta({"history_head": head, "history_head_time": str(head_time)})
+            store.set_last_commits(freshness.last_commits(log), replace=since is None)
+            store.cochange().record(log, replace=since is None)
+            store.set_meta(
+                {
+                    "history_head": head,
+                    "cochange_head": head,
+                    "history_head_time": str(head_time),
+                }
+            )
 
     def _relink_imports(self, cfg: Config) -> None:
         store = self.parts.store

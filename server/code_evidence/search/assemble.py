@@ -78,7 +78,14 @@ def diversify(cands: list[Candidate], per_file: int) -> list[Candidate]:
 # when the question is about another project. Confidence maps [0.25, 0.65] onto [0, 1].
 COSINE_FLOOR = 0.25
 COSINE_SPAN = 0.4
-VERBATIM_TAGS = ("exact-identifier", "must-match", "path-match", "innermost-frame", "error-message")
+VERBATIM_TAGS = (
+    "exact-identifier",
+    "must-match",
+    "path-match",
+    "innermost-frame",
+    "error-message",
+    "message-template",
+)
 VERBATIM_BONUS = 0.2
 
 

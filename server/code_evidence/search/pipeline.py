@@ -179,6 +179,7 @@ def answer(
             if cfg.ranking.freshness_weight > 0
             else {}
         ),
+        cochange=rec.cochange,
     )
     timings["features"] = StageTiming(len(cands), _ms(t0))
     t0 = time.perf_counter()
@@ -265,6 +266,9 @@ def evidence(c: Candidate) -> Evidence:
         scores["rerank"] = c.rerank
     if c.cross is not None:
         scores["cross"] = c.cross
+    if c.cochange is not None:
+        scores["cochange_count"] = float(c.cochange.count)
+        scores["cochange_last"] = float(c.cochange.last_time)
     return Evidence(
         path=ch.path,
         start=ch.start,
