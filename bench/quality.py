@@ -79,6 +79,7 @@ from devset import (
     load_cases,
     load_failure_cases,
     load_manifest,
+    unanswerable_cases,
     variant_c_cases,
 )
 
@@ -520,10 +521,53 @@ def num(v: float | None, width: int) -> str:
     return f"{'-':>{width}}" if v is None else f"{v:>{width}.1f}"
 
 
+def refusal_rows(dataset_runs: list[DatasetRun], conf: str) -> dict[str, dict[str, Any]]:
+    """The two refusal numbers per group (kind/variant x language): *refused while right*
+    (flagged insufficient although the first scored file is gold) and *accepted while wrong*
+    (not flagged, with no gold file in the top 5), each as a share of the group's cases. An
+    answer is flagged when its confidence is under ``insufficient_below`` (the verdict caps the
+    confidence of a must-match refusal under it too)."""
+    line = config.Config().ranking.insufficient_below
+    by: dict[str, list[CaseRun]] = {}
+    for dr in dataset_runs:
+        for r in dr.runs[conf]:
+            by.setdefault(f"{r.case.group} / {dr.language}", []).append(r)
+    out: dict[str, dict[str, Any]] = {}
+    for key in sorted(by):
+        rs = [r for r in by[key] if r.confidence is not None]
+        if not rs:
+            continue
+        refused = [r for r in rs if r.confidence is not None and r.confidence < line]
+        right = sum(1 for r in refused if r.metrics.get("MRR@10") == 1.0)
+        wrong = sum(1 for r in rs if r not in refused and not r.metrics.get("R@5"))
+        out[key] = {
+            "n": len(rs),
+            "refused": len(refused) / len(rs),
+            "refused_while_right": right / len(rs),
+            "accepted_while_wrong": wrong / len(rs),
+        }
+    return out
+
+
+def refusal_table(rows: dict[str, dict[str, Any]]) -> str:
+    head = (
+        f"{'group / language':<30} {'n':>5} {'refused':>8} {'refused-right':>14} "
+        f"{'accepted-wrong':>15}"
+    )
+    lines = [head, "-" * len(head)]
+    for key, r in rows.items():
+        lines.append(
+            f"{key:<30} {r['n']:>5} {r['refused']:>8.3f} {r['refused_while_right']:>14.3f} "
+            f"{r['accepted_while_wrong']:>15.3f}"
+        )
+    return "\n".join(lines)
+
+
 def per_case_record(r: CaseRun) -> dict[str, Any]:
     return {
         "id": r.case.id,
         "group": r.case.group,
+        "confidence": r.confidence,
         "metrics": r.metrics,
         "gold_files": sorted(r.case.gold),
         "top_files": file_ranking(r.hits)[:TOP_FILES],
@@ -604,8 +648,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "cases of variant a (default: on)",
     )
     ap.add_argument(
+        "--unanswerable",
+        type=int,
+        default=10,
+        metavar="N",
+        help="ask each commit dataset's workspace N questions of another project (devset."
+        "FOREIGN_PROJECT), which should be refused (0: none)",
+    )
+    ap.add_argument(
         "--variants",
-        type=lambda v: set(v.split(",")),
+        type=lambda v: sorted(set(v.split(","))),
         default=None,
         help="only cases of these variants, comma-separated (a, b, c), to iterate on a group",
     )
@@ -683,6 +735,8 @@ def main(argv: list[str] | None = None) -> int:
             cases += load_failure_cases(FAILURES_DIR, d["name"], args.cases_limit)
         if args.variant_c:
             cases += variant_c_cases(cases)
+        if args.unanswerable:
+            cases += unanswerable_cases(shared, manifest, d, args.unanswerable)
         if args.variants:
             cases = [c for c in cases if c.variant in args.variants]
         index_dir = args.index_root.resolve() / d["name"]
@@ -769,6 +823,11 @@ def main(argv: list[str] | None = None) -> int:
     print("\n" + comparison_table(compare, goal_rows, primary))
     if any(g in pooled[primary] for g in FAILURE_GROUPS):
         print(f"({', '.join(FAILURE_GROUPS)}: local cases, no reference baseline to compare with)")
+    refusals = refusal_rows(dataset_runs, primary)
+    print(
+        f"\nrefusals [{primary}] at insufficient_below {config.Config().ranking.insufficient_below}"
+    )
+    print(refusal_table(refusals))
     print("\n" + latency_table(latencies))
     for c in configs:
         for e in latencies[c]["error_cases"][:3]:
@@ -817,6 +876,7 @@ def main(argv: list[str] | None = None) -> int:
         "hard_negatives_non_python": negatives_other,
         "comparison": compare,
         "goal_check": goal_rows,
+        "refusals": refusals,
         "latency": latencies,
         "index": {
             dr.name: {

@@ -186,6 +186,20 @@ def test_editor_state_the_open_file_its_neighbours_and_its_folder() -> None:
     assert out[4].boost == 0.0
 
 
+def test_the_open_file_is_not_hidden_when_the_text_finds_it() -> None:
+    # Variant c: the answer is in the file one is in. Its chunk found by BM25 keeps its score
+    # and gains the open-file votes, so a neighbour with only relations does not bury it.
+    own = cand(chunk(1, path="src/app.py"), ranks={"bm25": 1})
+    neighbour = cand(chunk(2, path="src/other.py", symbol="other"), ranks={"structural": 1})
+    rc = Config().ranking
+    out = featured([own, neighbour], "start the server", open_file="src/app.py")
+    assert rc.open_file_factor == 1.0 and out[1].factor == 1.0
+    assert out[1].boost == pytest.approx(rc.open_file_boost * VOTE) and rc.open_file_boost > 0
+    assert out[1].boost > out[2].boost
+    unfound = featured([cand(chunk(3, path="src/app.py"))], "x", open_file="src/app.py")
+    assert unfound[3].boost == 0.0  # only what a text channel found
+
+
 def test_dead_deprecated_code_sinks_and_generated_code_is_filtered() -> None:
     old = cand(chunk(1, symbol="legacy", text="@deprecated\ndef legacy():\n    pass"))
     used = cand(chunk(2, symbol="still_used", text="@deprecated\ndef still_used():\n    pass"))

@@ -38,6 +38,7 @@ GROUP_ORDER = (
     COMMIT_POOLED,
     "trace",
     "message",
+    "unanswerable",
 )
 
 
@@ -132,6 +133,8 @@ def score_case(case: Case, hits: list[Hit]) -> dict[str, float]:
     """README metrics for one case; ``chunk@10`` is absent when no gold file has ranges.
     ``hits`` is the engine's answer as given: the variant-b rule (:func:`scored`) applies here."""
     gold = case.gold
+    if not gold:
+        return {}  # an unanswerable question: only its verdict (a refusal) counts
     hits = [h for h in hits if scored(case, h.path)]
     files = file_ranking(hits)[:TOP_FILES]
     m: dict[str, float] = {f"R@{k}": len(set(files[:k]) & gold.keys()) / len(gold) for k in KS}

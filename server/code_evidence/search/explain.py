@@ -28,6 +28,7 @@ FEATURE_TAGS = {
     "co-change",
     "message-template",
     "raises",
+    "open-file",
 }
 PENALTY_TAGS = {"test", "declaration", "open-file", "deprecated"}
 

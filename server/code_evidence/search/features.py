@@ -128,6 +128,8 @@ def apply_features(
         if editor.open_file:
             if ch.path == editor.open_file:
                 c.factor *= rc.open_file_factor
+                if c.ranks.keys() & {"bm25", "vector"}:
+                    boost += rc.open_file_boost
                 c.tag("open-file")
             elif rel & {"imports", "imported-by"}:
                 boost += rc.neighbour_boost
