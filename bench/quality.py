@@ -207,6 +207,8 @@ def cross_check(shared: Path, runs: list[CaseRun], results_path: Path) -> dict[s
                 p = Path(tmp) / f"{d['name']}.jsonl"
                 p.write_text("\n".join(lines) + "\n", encoding="utf-8")
                 case_args += ["--cases", str(p)]
+        if not case_args:  # only groups built here ran (variant c, unanswerable)
+            return {"score_py_output": "", "groups_checked": []}
         cmd = [sys.executable, str(shared / "score.py"), *case_args, "--results", str(results_path)]
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     theirs = parse_score_output(out)
