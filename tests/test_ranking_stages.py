@@ -294,6 +294,9 @@ def test_diversify_moves_a_files_extra_chunks_behind_the_rest() -> None:
     other = cand(chunk(9, path="b.py", symbol="g"), fused=0.1)
     out = assemble.diversify([*same, other], per_file=2)
     assert [c.id for c in out] == [0, 1, 9, 2, 3]
+    # The open file keeps twice as many before the others (which part of it is the question).
+    out = assemble.diversify([*same, other], per_file=1, open_file="a.py")
+    assert [c.id for c in out] == [0, 1, 9, 2, 3]
 
 
 def test_pieces_of_one_symbol_merge_into_one_result() -> None:

@@ -59,17 +59,22 @@ def merge_pieces(cands: list[Candidate]) -> list[Candidate]:
     return out
 
 
-def diversify(cands: list[Candidate], per_file: int) -> list[Candidate]:
+def diversify(
+    cands: list[Candidate], per_file: int, open_file: str | None = None
+) -> list[Candidate]:
     """Keep the order, but move a file's chunks beyond ``per_file`` behind everything else, so
-    the first screen of results spans files instead of five neighbours of one."""
+    the first screen of results spans files instead of five neighbours of one. The open file
+    may keep twice as many: when the answer is in the file one is in, which of its parts is
+    what the question is about."""
     cands = merge_pieces(cands)
     seen: dict[str, int] = {}
     head: list[Candidate] = []
     tail: list[Candidate] = []
     for c in cands:
-        n = seen.get(c.stored.chunk.path, 0)
-        seen[c.stored.chunk.path] = n + 1
-        (head if n < per_file else tail).append(c)
+        path = c.stored.chunk.path
+        n = seen.get(path, 0)
+        seen[path] = n + 1
+        (head if n < (2 * per_file if path == open_file else per_file) else tail).append(c)
     return head + tail
 
 

@@ -196,7 +196,7 @@ def answer(
     notes.extend(rerank_notes)
     timings["rerank"] = StageTiming(scored, _ms(t0))
     t0 = time.perf_counter()
-    ranked = assemble.diversify(cands, cfg.ranking.per_file_results)
+    ranked = assemble.diversify(cands, cfg.ranking.per_file_results, open_file)
     max_fused = sum(weights.get(name, 1.0) for name in rec.channels) / (cfg.ranking.rrf_k + 1)
     verdict = assemble.judge(ranked, qa, max_fused, cfg.ranking.insufficient_below)
     # Ranking and the verdict saw the real text; what leaves the engine is masked.
