@@ -50,3 +50,19 @@ def test_unanswerable_questions_come_from_the_foreign_project(tmp_path: Path) ->
     assert all(c.kind == "unanswerable" and not c.gold and c.open_file is None for c in cases)
     assert cases[0].dataset == "fastify-v4.24.0-commits"
     assert score_case(cases[0], [Hit("p", 1, 2)]) == {}  # only the verdict counts
+
+
+def test_the_refusal_line_is_chosen_without_the_held_out_project() -> None:
+    from refusal_fit import Row, choose_line, numbers
+
+    def row(project: str, conf: float, right: bool, answerable: bool = True) -> Row:
+        return Row(project, "commit a / Python", conf, answerable, right, not right)
+
+    others = [row("a", 0.5, True), row("a", 0.1, False), row("a", 0.15, True)]
+    others += [row("a", 0.05, False, answerable=False)]
+    # Above 0.15 a right answer would be refused (1 of 3 answerable > 3 %).
+    assert choose_line(others, 0.03) == 0.15
+    n = numbers(others, 0.15)
+    assert n["refused_while_right"] == 0.0 and n["accepted_while_wrong"] == 0.0
+    assert n["unanswerable_refused"] == 1.0
+    assert numbers(others, 0.2)["refused_while_right"] == 1 / 3
