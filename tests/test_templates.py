@@ -151,3 +151,9 @@ def test_a_pasted_message_finds_the_raise_before_the_class(tmp_path: Path) -> No
     assert res.results[0].symbol == "parse_port"
     assert {"message-template", "raises"} <= set(res.results[0].reasons)
     assert not res.insufficient
+
+
+def test_docstrings_are_not_message_templates() -> None:
+    code = 'def client():\n    """Creates a test client for this application."""\n    return 1\n'
+    assert templates.literals(code) == []
+    assert templates.best_template(code, ["Creates a test client for this application."]) is None

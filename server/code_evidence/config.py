@@ -143,7 +143,7 @@ class RankingConfig:
     # the answer is in the open file, a penalty hid it: docs/quality.md) and votes for those a
     # text channel found (the file one is in is the likeliest place of all).
     open_file_factor: float = _key(1.0, 0.0, 1.0)
-    open_file_boost: float = _key(2.0, 0.0, 100.0)
+    open_file_boost: float = _key(3.0, 0.0, 100.0)
     # Co-change (git history): the open file's strongest partners are a recall channel, voting
     # at this weight, and a feature adding up to this many votes by partner strength (a share
     # of the open file's commits that also touched the partner, in [0, 1]).

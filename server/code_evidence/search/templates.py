@@ -22,6 +22,7 @@ from functools import lru_cache
 _LITERAL = re.compile(
     r'"((?:[^"\\\n]|\\.){4,400})"|\'((?:[^\'\\\n]|\\.){4,400})\'|`((?:[^`\\]|\\.){4,400})`'
 )
+_TRIPLE = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'')
 # What a value is formatted in with: {..} (Python, Rust, C#, Kotlin ${..}, JS ${..}), %-verbs
 # (printf, Python %, Go), {} and Java's String.format verbs.
 _PLACEHOLDER = re.compile(
@@ -54,7 +55,10 @@ def _pattern(literal: str) -> tuple[re.Pattern[str], int] | None:
 
 
 def literals(text: str) -> list[str]:
-    """The string literals of a chunk's text, as written (escapes and placeholders kept)."""
+    """The string literals of a chunk's text, as written (escapes and placeholders kept).
+    Triple-quoted strings are docstrings, not messages: left out (a one-line question that
+    is a docstring's sentence must not read as a pasted message)."""
+    text = _TRIPLE.sub(" ", text)
     return [next(g for g in m.groups() if g is not None) for m in _LITERAL.finditer(text)]
 
 
