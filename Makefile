@@ -1,7 +1,7 @@
 # Two commands do all the set-up on a fresh machine (Python 3.11+):
 #   make demo   index this repository and answer a question about it
-#   make test   install (with the MCP extra), lint and run the test suites (Python, then the
-#               VS Code extension)
+#   make test   install (with the MCP, jieba and cluster extras), lint and run the test
+#               suites (Python, then the VS Code extension)
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -14,7 +14,7 @@ TRAIN_VENV ?= .venv-train
 $(BIN)/code-evidence: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,mcp]'
+	$(BIN)/pip install --quiet -e '.[dev,mcp,jieba,cluster]'
 	touch $@
 
 install: $(BIN)/code-evidence

@@ -10,6 +10,7 @@ import pytest
 
 from code_evidence.api import Chunk
 from code_evidence.config import Config
+from code_evidence.index.generated import GeneratedFiles
 from code_evidence.index.store import StoredChunk
 from code_evidence.index.terms import code_terms, path_terms, split_identifier
 from code_evidence.search import assemble, declarations, features, fuse, rerank
@@ -131,10 +132,51 @@ def test_tests_are_penalised_unless_the_question_is_about_tests() -> None:
 def test_prototypes_rank_below_bodies_unless_declarations_are_asked_about() -> None:
     proto = chunk(1, "include/rb.h", "rb_push", "void rb_push(rb_t *rb);", kind="declaration")
     plain = featured([cand(proto)], "push a record into the ring buffer")
-    assert plain[1].factor == pytest.approx(features.DECLARATION_FACTOR)
+    assert plain[1].factor == pytest.approx(Config().ranking.declaration_factor)
     assert "declaration" in plain[1].reasons
     for asked in ("where is rb_push declared", "the prototype of rb_push in rb.h"):
         assert featured([cand(proto)], asked)[1].factor == 1.0
+
+
+def test_type_declaration_files_rank_below_implementations_unless_types_are_asked() -> None:
+    dts = chunk(
+        1, "types/route.d.ts", "RouteOptions", "interface RouteOptions {}", language="typescript"
+    )
+    pyi = chunk(2, "src/app.pyi", "run", "def run() -> None: ...")
+    impl = chunk(3, "lib/route.js", "route", "function route () {}", language="javascript")
+    plain = featured([cand(dts), cand(pyi), cand(impl)], "register a route with options")
+    assert plain[1].factor == plain[2].factor == pytest.approx(Config().ranking.declaration_factor)
+    assert "declaration" in plain[1].reasons and "declaration" not in plain[3].reasons
+    assert plain[3].factor == 1.0
+    about = featured([cand(dts)], "fix the typings of route options")
+    assert about[1].factor == 1.0
+
+
+def test_generated_files_rank_below_sources_but_stay_in_answers() -> None:
+    copy = chunk(1, "deno/lib/types.ts", "parse", "parse() {}", language="typescript")
+    dist = chunk(2, "dist/index.js", "parse", "parse() {}", language="javascript")
+    src = chunk(3, "src/types.ts", "parse", "parse() {}", language="typescript")
+    found = GeneratedFiles(
+        {"deno/lib/types.ts": "copy of src/types.ts", "dist/index.js": "build output"},
+        {"deno/lib/types.ts": "src/types.ts"},
+    )
+    out = featured([cand(copy), cand(dist), cand(src)], "parse input", generated=found)
+    assert set(out) == {1, 2, 3}  # demoted, never dropped
+    factor = Config().ranking.generated_factor
+    assert out[1].factor == out[2].factor == pytest.approx(factor)
+    assert "generated" in out[1].reasons and "generated" not in out[3].reasons
+    assert out[1].factor < out[3].factor  # the source of the same code wins
+    # The open copy is not demoted again; its source is offered as the place to edit.
+    opened = featured(
+        [cand(copy), cand(src)],
+        "parse input",
+        open_file="deno/lib/types.ts",
+        relations={3: {"source-of-open"}},
+        generated=found,
+    )
+    assert "generated" not in opened[1].reasons
+    assert "source-of-open" in opened[3].reasons
+    assert opened[3].boost == pytest.approx(Config().ranking.source_of_open_boost * VOTE)
 
 
 class Named(Chunks):
@@ -299,6 +341,24 @@ def test_diversify_moves_a_files_extra_chunks_behind_the_rest() -> None:
     assert [c.id for c in out] == [0, 1, 9, 2, 3]
 
 
+def test_distinct_places_first_unless_a_repeat_is_clearly_better() -> None:
+    def c(cid: int, path: str, score: float) -> Candidate:
+        out = cand(chunk(cid, path=path, symbol=f"s{cid}", start=cid * 10))
+        out.score = score
+        return out
+
+    ranked = [c(1, "a.py", 1.0), c(2, "a.py", 0.9), c(3, "a.py", 0.3), c(4, "b.py", 0.5)]
+    ranked += [c(5, "c.py", 0.2)]
+    out = assemble.diversify(ranked, per_file=3, margin=1.5)
+    # a.py's 0.9 beats b.py's 0.5 by more than 1.5x: it stays; its 0.3 waits for the others.
+    assert [x.id for x in out] == [1, 2, 4, 5, 3]
+    # Files appear in the same order as without the rule; margin 1 is the plain order.
+    plain = assemble.diversify(ranked, per_file=3, margin=1.0)
+    assert [x.id for x in plain] == [1, 2, 3, 4, 5]
+    firsts = lambda xs: list(dict.fromkeys(x.stored.chunk.path for x in xs))  # noqa: E731
+    assert firsts(out) == firsts(plain)
+
+
 def test_pieces_of_one_symbol_merge_into_one_result() -> None:
     top = cand(chunk(1, symbol="big", text="a\nb\nc", start=1))
     tail = cand(chunk(2, symbol="big", text="c\nd", start=3))
@@ -345,3 +405,18 @@ def test_verdict_without_vectors_reads_agreement_and_separation() -> None:
     assert high > low
     assert high == pytest.approx(0.55 * 0.8 + 0.3 * 0.9, abs=1e-3)
     assert not math.isnan(low)
+
+
+def test_a_test_is_no_neighbour_of_an_open_source_file() -> None:
+    src = chunk(1, "debug.go", "debugPrint", "func debugPrint() {}", language="go")
+    test = chunk(2, "mode_test.go", "TestMode", "func TestMode() {}", language="go", is_test=True)
+    out = featured(
+        [cand(src), cand(test)], "print debug output", "mode.go", relations={2: {"imported-by"}}
+    )
+    assert "same-dir" in out[1].reasons and "same-dir" not in out[2].reasons
+    assert "imported-by" not in out[2].reasons and out[2].boost == 0.0
+    # Asking about tests, or with a test open, the test is next door again.
+    out = featured([cand(test)], "which test covers the mode", open_file="mode.go")
+    assert "same-dir" in out[2].reasons
+    out = featured([cand(test)], "print debug output", open_file="debug_test.go")
+    assert "same-dir" in out[2].reasons

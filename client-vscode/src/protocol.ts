@@ -92,6 +92,8 @@ export interface FindResult {
    * as it was. */
   index_mode?: 'read-write' | 'read-only';
   notes?: string[];
+  /** A Chinese question's English rendering (what the models read); null otherwise. */
+  rendering?: string | null;
   indexState?: IndexState;
 }
 

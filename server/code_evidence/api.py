@@ -172,6 +172,9 @@ class FindResult:
     # answer comes from the index as it was.
     index_mode: str = "read-write"
     notes: list[str] = field(default_factory=list)
+    # The English rendering the models read when the question holds Chinese (glossary terms
+    # in English, identifiers verbatim; search/crosslingual.py); null otherwise.
+    rendering: str | None = None
 
 
 @dataclass(slots=True)

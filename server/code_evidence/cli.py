@@ -21,7 +21,7 @@ from typing import Any, TextIO
 
 from .api import FindRequest, FindResult, Status, to_json_dict
 from .config import TUNED_FILE, ConfigError, load_config, read_tuned
-from .engine import Engine, EngineError
+from .engine import Engine, EngineError, shared_embedder
 from .git import Git
 from .paths import default_index_dir
 from .search.explain import explain
@@ -105,6 +105,16 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p_index)
     p_index.add_argument("--quiet", action="store_true", help="no progress output")
     p_index.add_argument("--json", action="store_true", help="print the report as JSON")
+    # `ray`: a local instance; the chunk texts travel to the workers (docs/cluster.md).
+    p_index.add_argument("--cluster", metavar="ray[://ADDRESS]", help="embed on Ray workers")
+    p_index.add_argument(
+        "--cluster-actors", type=int, help="Ray embedding actors (default: one per CPU and GPU)"
+    )
+
+    p_cache = sub.add_parser("cache", help="export or import a workspace's embeddings")
+    _common(p_cache)
+    p_cache.add_argument("action", choices=["export", "import"])
+    p_cache.add_argument("file", help="the cache file to write (export) or read (import)")
 
     p_find = sub.add_parser("find", help="answer a question with ranked, cited evidence")
     _common(p_find)
@@ -228,6 +238,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_mcp(args)
         if args.command in ("eval", "tune"):
             return _cmd_history(args)
+        if args.command == "cache":
+            return _cmd_cache(args)
         with Engine(
             Path(args.workspace), args.index_dir, trust_other_owner=args.trust_other_owner
         ) as engine:
@@ -302,7 +314,21 @@ def _cmd_history(args: argparse.Namespace) -> int:
 
 
 def _cmd_index(engine: Engine, args: argparse.Namespace) -> int:
-    report = engine.index(progress=ProgressBar(enabled=not args.quiet))
+    bar = ProgressBar(enabled=not args.quiet)
+    if args.cluster_actors is not None and not args.cluster:
+        raise EngineError("--cluster-actors needs --cluster")
+    if args.cluster:  # Ray is imported only here (models/cluster.py)
+        from .models.cluster import ClusterError, cluster_pool
+
+        try:
+            with cluster_pool(args.cluster, engine.embedder.model_id, args.cluster_actors) as pool:
+                report = engine.index(progress=bar, pool=pool)
+                stats = pool.stats
+        except ClusterError as exc:
+            raise EngineError(str(exc)) from exc
+        print(f"cluster: {stats.summary()}", file=sys.stderr)
+    else:
+        report = engine.index(progress=bar)
     if args.json:
         print(json.dumps(to_json_dict(report)))
         return 0
@@ -320,6 +346,28 @@ def _cmd_index(engine: Engine, args: argparse.Namespace) -> int:
         f"(+{report.chunks_added} -{report.chunks_removed}), embedded {report.embedded} "
         f"({report.vectors_from_cache} from cache) in {report.ms / 1000:.1f}s; skipped: {skipped}"
     )
+    return 0
+
+
+def _cmd_cache(args: argparse.Namespace) -> int:
+    """Export a workspace's cached vectors (from its index), or import a file into the
+    per-user embedding cache (no workspace involved)."""
+    from .models import embed_transfer
+
+    path = Path(args.file)
+    if args.action == "export":
+        ws, trust = Path(args.workspace), args.trust_other_owner
+        with Engine(ws, args.index_dir, trust_other_owner=trust) as eng:
+            model = eng.embedder.model_id
+            out = embed_transfer.export_file(path, eng.embedding_texts(), eng.cache, model)
+        say(f"exported {out.entries} vectors to {path}; {out.not_embedded} texts not embedded yet")
+        return 0
+    with embed_transfer.EmbeddingCache() as cache:
+        try:
+            got = embed_transfer.import_file(path, cache, shared_embedder())
+        except embed_transfer.CacheFileError as exc:
+            raise EngineError(f"import refused: {exc}") from exc
+    say(f"imported {got.entries} vectors ({got.new} new), sample cosine >= {got.min_cosine:.4f}")
     return 0
 
 

@@ -112,6 +112,10 @@ class RankingConfig:
     test_penalty: float = _key(0.5, 0.0, 1.0)
     # At most this many chunks of one file in the ranked list.
     per_file_results: int = _key(3, 1, MAX_LIMIT)
+    # Distinct places first: a file already listed comes again only when its next chunk
+    # scores more than this many times the best chunk of a file not listed yet (1: off; off by
+    # default: at 1.5 it cost chunk@10 on Python, 0.01-0.05, and was mixed elsewhere).
+    distinct_margin: float = _key(1.0, 1.0, 100.0)
     # Interactive requests: rerank stops (order kept) past this.
     rerank_budget_ms: int = _key(300, 0, 60_000)
     reranker: str = "cross-encoder"  # model scorer after the feature scorer; see RERANKERS
@@ -150,6 +154,12 @@ class RankingConfig:
     cochange_weight: float = _key(1.0, 0.0, 100.0)
     cochange_boost: float = _key(3.0, 0.0, 100.0)
     cochange_k: int = _key(10, 0, 1_000)  # partner files read per question
+    # Build outputs and generated copies of other files (dist/, a Deno mirror of src/).
+    generated_factor: float = _key(0.3, 0.0, 1.0)
+    # C/C++ prototypes and type declaration files (.d.ts, .pyi), unless asked about types.
+    declaration_factor: float = _key(0.5, 0.0, 1.0)
+    # Votes for the source of the open file when the open file is a generated copy of it.
+    source_of_open_boost: float = _key(2.0, 0.0, 100.0)
 
 
 @dataclass(frozen=True, slots=True)

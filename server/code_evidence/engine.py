@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from filelock import FileLock, Timeout
 
@@ -43,7 +44,7 @@ from .index.parts import IndexParts, PartsUnavailable
 from .index.scan import ScanResult, scan_workspace
 from .index.store import Store
 from .models import crossencoder
-from .models.embed_cache import EmbeddingCache
+from .models.embed_cache import EmbeddingCache, embedding_text
 from .models.embedder import Embedder
 from .paths import (
     cache_root,
@@ -57,6 +58,9 @@ from .search import pipeline
 from .search.answers import AnswerCache, answer_key
 from .search.lookups import Lookups
 from .search.pipeline import SearchIndex
+
+if TYPE_CHECKING:
+    from .models.cluster import EmbeddingPool
 
 
 class IndexWriteError(EngineError):
@@ -261,18 +265,22 @@ class Engine:
         return "ready"
 
     def index(
-        self, progress: Progress | None = None, cancel: threading.Event | None = None
+        self,
+        progress: Progress | None = None,
+        cancel: threading.Event | None = None,
+        pool: EmbeddingPool | None = None,
     ) -> IndexReport:
         """Bring the index up to date with the working tree (and editor overlays): only changed
         files are read, only new chunk texts are embedded. ``cancel`` stops the pass early:
         before the store is written nothing changes; during embedding, what was embedded
-        stays and the rest waits for the next pass."""
+        stays and the rest waits for the next pass. ``pool``: Ray actors embed instead of this
+        process (``index --cluster``, docs/cluster.md)."""
         with self._index_lock:
             self._indexing = True
             try:
                 job = PassInput(self.config, dict(self._overlays), self._focus)
                 return self._indexer.run(
-                    job, lambda: self.embedder, lambda: self.cache, progress, cancel
+                    job, lambda: self.embedder, lambda: self.cache, progress, cancel, pool
                 )
             except (OSError, sqlite3.OperationalError, ValueError, RuntimeError) as exc:
                 if not _cannot_write(exc):
@@ -283,6 +291,12 @@ class Engine:
                 ) from exc
             finally:
                 self._indexing = False
+
+    def embedding_texts(self) -> list[str]:
+        """The embedded text of every chunk of this index, once each (what ``cache export``
+        ships: the cache keys follow from them and the model id)."""
+        with self.snapshot():
+            return list(dict.fromkeys(embedding_text(sc.chunk) for sc in self.reader.all_chunks()))
 
     def refresh(self, progress: Progress | None = None) -> tuple[IndexReport | None, list[str]]:
         """An index pass before answering, when this process may write; a note instead of an

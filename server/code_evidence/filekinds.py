@@ -23,7 +23,9 @@ VENDOR_DIRS = frozenset(
         "venv",
     }
 )
-TEST_DIRS = frozenset({"tests", "test", "__tests__", "spec"})
+# Test folders in any language: Python's and Rust's ``tests/``, Maven's ``src/test/java``, Jest's
+# ``__tests__``, RSpec's ``spec``, Go's ``testdata`` fixtures.
+TEST_DIRS = frozenset({"tests", "test", "__tests__", "spec", "testdata"})
 DOC_DIRS = frozenset({"doc", "docs", "documentation"})
 # Folders whose files are not what a change is about (for mining questions from history).
 NON_SOURCE_DIRS = DOC_DIRS | {"example", "examples", "benchmarks"}
@@ -33,7 +35,8 @@ BULK_DIRS = frozenset({"locale", "locales", "migrations", "i18n", "l10n"})
 BULK_SUFFIXES = (".po", ".pot", ".mo")
 
 _TEST_NAME_RE = re.compile(
-    r"^(test_.*\.py|.*_test\.py|.*_test\.go|.*\.(test|spec)\.[jt]sx?|.*Tests?\.java|conftest\.py)$"
+    r"^(test_.*\.py|.*_test\.py|.*_test\.go|.*\.(test|spec|test-d)\.[cm]?[jt]sx?"
+    r"|.*(Tests?|IT)\.java|conftest\.py)$"
 )
 # Test files by name in the languages chunked since issue 18 (Ruby, PHP, C#, Kotlin, Scala,
 # Swift, C and C++): ``*_test.rb``/``*_spec.rb``, PHPUnit's ``*Test.php``, ``*Tests.cs``,
@@ -51,6 +54,14 @@ _TEST_DIR_RE = re.compile(r"^(\w+Tests|[\w.]+\.(Unit|Integration)?Tests?|[a-z][A
 _GENERATED_NAME_RE = re.compile(
     r"(\.min\.js|\.min\.css|_pb2\.py|_pb2_grpc\.py|\.pb\.go|\.g\.dart)$|\.generated\."
 )
+
+
+# Folders that hold what a build wrote, whatever the manifests say: bundles, compiled output,
+# Cargo's target. ``build/`` and ``out/`` are not here: many projects keep build *scripts* in
+# ``build/`` (fastify does); they count only when a manifest names them (``index/generated.py``).
+BUILD_OUTPUT_DIRS = frozenset({"dist", "target"})
+# Type declarations: what an implementation looks like from outside, not the implementation.
+DECLARATION_SUFFIXES = (".d.ts", ".d.mts", ".d.cts", ".pyi")
 
 
 def _split(path: str) -> tuple[list[str], str]:
@@ -80,6 +91,18 @@ def file_flags(path: str, text: str) -> tuple[bool, bool, bool]:
         or "auto-generated" in head
     )
     return is_test, is_generated, is_vendor
+
+
+def is_build_output_path(path: str) -> bool:
+    """Under a folder only a build writes into (``dist/``, ``target/``)."""
+    dirs, _ = _split(path)
+    return bool(BUILD_OUTPUT_DIRS.intersection(dirs))
+
+
+def is_declaration_path(path: str) -> bool:
+    """A type declaration file (``.d.ts``, ``.pyi``): secondary to the implementation unless
+    the question is about types."""
+    return path.lower().endswith(DECLARATION_SUFFIXES)
 
 
 def is_doc_path(path: str) -> bool:

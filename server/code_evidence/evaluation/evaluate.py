@@ -111,6 +111,11 @@ CONFIGS: dict[str, Variant] = {
     "full -co-change": Variant(
         None, (("cochange_k", 0), ("cochange_weight", 0.0), ("cochange_boost", 0.0))
     ),
+    # Issue 17's ranking features, one off at a time (index-time ones, module resolution and
+    # the test conventions, are measured as before/after runs instead).
+    "full -generated": Variant(ranking=(("generated_factor", 1.0), ("source_of_open_boost", 0.0))),
+    "full -declarations": Variant(ranking=(("declaration_factor", 1.0),)),
+    "full +distinct": Variant(ranking=(("distinct_margin", 1.5),)),
 }
 
 

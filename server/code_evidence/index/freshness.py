@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ..git import Git
 from .cochange import LoggedCommit
+from .store import Store
 
 
 def read_log(git: Git, head: str, since: str | None = None) -> list[LoggedCommit] | None:
@@ -52,3 +53,27 @@ def commit_time(git: Git, sha: str) -> int | None:
 
 def is_ancestor(git: Git, older: str, newer: str) -> bool:
     return git.output("merge-base", "--is-ancestor", older, newer) is not None
+
+
+def update_history(git: Git, store: Store, head: str) -> None:
+    """From one ``git log``: the newest commit touching each file (freshness) and which files
+    changed together (co-change). Incremental when the new HEAD descends from the last one
+    both were read at, a full walk otherwise (once per HEAD)."""
+    previous = store.get_meta("history_head")
+    since = (
+        previous
+        if previous
+        and previous == store.get_meta("cochange_head")
+        and is_ancestor(git, previous, head)
+        else None
+    )
+    log = read_log(git, head, since)
+    head_time = commit_time(git, head)
+    if log is None or head_time is None:
+        return
+    with store.transaction():
+        store.set_last_commits(last_commits(log), replace=since is None)
+        store.cochange().record(log, replace=since is None)
+        store.set_meta(
+            {"history_head": head, "cochange_head": head, "history_head_time": str(head_time)}
+        )

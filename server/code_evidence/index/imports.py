@@ -11,17 +11,32 @@ packages files declare and the package manifests the caller hands in).
 from __future__ import annotations
 
 import posixpath
+import re
 import threading
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from .chunk.syntax import DECLARES
 from .include_paths import IncludePaths
-from .namespaces import Namespaces
+from .jsprojects import JsProjects
+from .namespaces import MANIFESTS, Namespaces
 
 _JS_EXTS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
 # TypeScript ESM code imports "./x.js" and means "./x.ts".
 _JS_RUNTIME_EXTS = (".js", ".jsx", ".mjs", ".cjs")
+
+
+# Manifests that decide where modules live, read by the index pass for the resolver.
+RESOLUTION_MANIFESTS = MANIFESTS | {"go.mod", "package.json", "Cargo.toml"}
+_GO_MODULE = re.compile(r"^\s*module\s+\"?([^\s\"/][^\s\"]*)\"?", re.MULTILINE)
+_CARGO_NAME = re.compile(r"^\s*\[(package|lib)\]([^\[]*)", re.MULTILINE)
+_TOML_KEY = re.compile(r"^\s*(name|path)\s*=\s*\"([^\"\n]+)\"", re.MULTILINE)
+
+
+def is_manifest(path: str) -> bool:
+    """A file the resolver needs the text of (``tsconfig*.json`` included)."""
+    name = posixpath.basename(path)
+    return name in RESOLUTION_MANIFESTS or (name.startswith("tsconfig") and name.endswith(".json"))
 
 
 def _parent_dirs(path: str) -> list[str]:
@@ -53,6 +68,14 @@ class ImportResolver:
         # C/C++, Ruby and PHP paths; C#, Kotlin, Scala, PHP and Swift namespaces.
         self._paths = IncludePaths(self.known)
         self._spaces = Namespaces(self.known, declared or {}, manifests or {})
+        self._js_projects = JsProjects(manifests or {})
+        # Go: module path (go.mod) -> the directory holding that go.mod.
+        self._go_modules: dict[str, str] = {}
+        for mpath, text in (manifests or {}).items():
+            if posixpath.basename(mpath) == "go.mod":
+                m = _GO_MODULE.search(text[:20_000])
+                if m:
+                    self._go_modules[m.group(1)] = posixpath.dirname(mpath)
         # Python: dotted suffix ("flask.app") -> files that could be that module.
         self._py: dict[str, list[str]] = defaultdict(list)
         # Go: directory -> non-test .go files; Java: directory -> .java files.
@@ -87,6 +110,20 @@ class ImportResolver:
                     name = posixpath.basename(crate_dir).replace("-", "_")
                     if name and (name not in self._rust_crates or path.endswith("lib.rs")):
                         self._rust_crates[name] = src
+        # Cargo.toml: a crate's own name (and lib path) wins over its folder's name.
+        for mpath, text in (manifests or {}).items():
+            if posixpath.basename(mpath) != "Cargo.toml":
+                continue
+            crate_dir = posixpath.dirname(mpath)
+            keys: dict[str, str] = {}
+            for section, body in _CARGO_NAME.findall(text[:50_000]):
+                for key, value in _TOML_KEY.findall(body):
+                    keys.setdefault(f"{section}.{key}", value)
+            name = keys.get("lib.name") or keys.get("package.name")
+            lib = keys.get("lib.path", "src/lib.rs")
+            lib_path = posixpath.normpath(posixpath.join(crate_dir, lib))
+            if name and not lib_path.startswith("..") and lib_path in self.known:
+                self._rust_crates[name.replace("-", "_")] = posixpath.dirname(lib_path)
 
     def _is_package(self, directory: str) -> bool:
         return f"{directory}/__init__.py" in self.known or f"{directory}/__init__.pyi" in self.known
@@ -208,15 +245,27 @@ class ImportResolver:
             # The common bundler alias for src/.
             rest = posixpath.normpath(spec[2:])
             return self._js_probe(f"src/{rest}") or self._js_probe(rest)
-        if spec.startswith(("/", "@")) or "/" not in spec:
-            return []  # absolute, a scoped package, or a bare package
-        # "src/utils" style (baseUrl-relative): only when it names a workspace file.
+        if spec.startswith("/"):
+            return []
+        # tsconfig paths and baseUrl, then packages of this workspace by name.
+        found = self._js_projects.resolve(path, spec, self._js_probe)
+        if found or spec.startswith("@") or "/" not in spec:
+            return found  # a scoped or bare package from outside
+        # "src/utils" style (baseUrl-relative without a tsconfig): only a workspace file.
         rest = posixpath.normpath(spec)
         return [] if rest.startswith("..") else self._js_probe(rest)
 
     # ------------------------------------------------------------------ go
 
     def _go(self, spec: str) -> list[str]:
+        if self._go_modules:
+            # go.mod says which import paths are this workspace's: exact, no guessing.
+            for module, root in self._go_modules.items():
+                if spec == module or spec.startswith(module + "/"):
+                    rest = spec[len(module) + 1 :]
+                    d = posixpath.join(root, rest) if root else rest
+                    return list(self._go_dirs.get(posixpath.normpath(d) if d else "", []))
+            return []  # another module: standard library or a dependency
         parts = [p for p in spec.split("/") if p]
         if len(parts) <= 1:
             # "fmt", "os": standard library unless the workspace has exactly that directory.

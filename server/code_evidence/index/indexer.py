@@ -13,13 +13,13 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import posixpath
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -32,16 +32,24 @@ from ..models.embedder import Embedder
 from ..secrets import DETECTOR_VERSION, config_like, file_line_spans, spans_in, text_line_spans
 from . import freshness
 from .chunk import chunk_file, detect_language
-from .imports import ImportResolver
+from .cjk import analysis_version
+from .generated import GENERATED_META, find_generated
+from .imports import ImportResolver, is_manifest
 from .load import LoadedText, SkipFile, checked_text, load_text
-from .namespaces import MANIFESTS
+from .packages import same_package_edges
 from .parts import IndexParts, lexdoc
 from .scan import FileEntry, scan_workspace
 from .store import FileRow, Store, StoredChunk
 
+if TYPE_CHECKING:
+    from ..models.cluster import EmbeddingPool
+
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 EMBED_BATCH = 256  # chunks per embed-and-cache step: bounds work lost to a crash
 VECTOR_SAVE_S = 20.0  # seconds between vector index saves while embedding
+# Bumped when import resolution or the build-output finding changes: the next pass relinks
+# every file even when none changed.
+RESOLUTION_VERSION = "2"
 # Files changed within this many days of HEAD are embedded first within their priority.
 RECENT_DAYS = 90.0
 
@@ -162,10 +170,12 @@ class Indexer:
         cache: Callable[[], EmbeddingCache],
         progress: Progress | None = None,
         cancel: threading.Event | None = None,
+        pool: EmbeddingPool | None = None,
     ) -> IndexReport:
         """``cancel`` stops the pass early: before the store is written nothing changes;
         during embedding, what was embedded stays and the rest waits for the next pass.
-        ``embedder`` and ``cache`` are made only when vectors are on."""
+        ``embedder`` and ``cache`` are made only when vectors are on. ``pool``: the cache's
+        misses are embedded by Ray actors (models/cluster.py) instead of this process."""
         t0 = time.perf_counter()
         parts, store, cfg = self.parts, self.parts.store, job.config
         scan = scan_workspace(self.workspace, cfg.index, self.git)
@@ -257,7 +267,7 @@ class Indexer:
                 added.extend(
                     StoredChunk(cid, ch, key) for cid, (ch, key) in zip(ids, new, strict=True)
                 )
-            if graph_changed:
+            if graph_changed or store.get_meta("resolution") != RESOLUTION_VERSION:
                 self._relink_imports(cfg)
             store.set_meta(
                 {
@@ -283,17 +293,23 @@ class Indexer:
         # and vector indexes hold the change: an answer computed in between is keyed under the
         # old generation and can never be served for the new state.
         generation = int(store.get_meta("generation") or 0) + int(bool(updates or removed))
-        store.set_meta_now({"derived_dirty": "0", "generation": str(generation)})
+        store.set_meta_now(
+            {
+                "derived_dirty": "0",
+                "generation": str(generation),
+                "lexical_analysis": analysis_version(),  # what the lexical terms were made by
+            }
+        )
 
         head = scan.git.commit
         read_at = {store.get_meta("history_head"), store.get_meta("cochange_head")}
         if head and read_at != {head}:
-            self._update_history(head)
+            freshness.update_history(self.git, store, head)
 
         embedded, from_cache, cancelled = 0, 0, False
         if cfg.stages.vectors:
             embedded, from_cache, cancelled = self._fill_vectors(
-                added, job.focus, embedder(), cache(), progress, cancel
+                added, job.focus, embedder(), cache(), progress, cancel, pool
             )
         return IndexReport(
             files_seen=len(scan.files),
@@ -310,46 +326,22 @@ class Indexer:
             cancelled=cancelled,
         )
 
-    def _update_history(self, head: str) -> None:
-        """From one ``git log``: the newest commit touching each file (freshness) and which
-        files changed together (co-change). Incremental when the new HEAD descends from the
-        last one both were read at, a full walk otherwise (once per HEAD)."""
-        store = self.parts.store
-        previous = store.get_meta("history_head")
-        since = (
-            previous
-            if previous
-            and previous == store.get_meta("cochange_head")
-            and freshness.is_ancestor(self.git, previous, head)
-            else None
-        )
-        log = freshness.read_log(self.git, head, since)
-        head_time = freshness.commit_time(self.git, head)
-        if log is None or head_time is None:
-            return
-        with store.transaction():
-            store.set_last_commits(freshness.last_commits(log), replace=since is None)
-            store.cochange().record(log, replace=since is None)
-            store.set_meta(
-                {
-                    "history_head": head,
-                    "cochange_head": head,
-                    "history_head_time": str(head_time),
-                }
-            )
-
     def _relink_imports(self, cfg: Config) -> None:
+        """Import edges and the build-output finding, from the whole file set and the
+        manifests (rerun whenever a file, manifests included, changes)."""
         store = self.parts.store
         files = store.files()
-        # composer.json (PSR-4 folders) and Package.swift (Swift targets) decide where PHP
-        # classes and Swift modules live; the resolver reads nothing itself.
+        # Manifests decide where modules live (composer.json, Package.swift, go.mod,
+        # package.json, tsconfig, Cargo.toml) and what is build output; the resolver reads
+        # nothing itself.
         manifests: dict[str, str] = {}
-        for path in files:
-            if posixpath.basename(path) in MANIFESTS:
-                try:
-                    manifests[path] = load_text(self.workspace, path, cfg.index).text
-                except SkipFile:
-                    continue
+        # Only files the scan listed: an excluded or secret file is never read for this.
+        wanted = [p for p in files if is_manifest(p) or p == ".gitattributes"]
+        for path in wanted:
+            try:
+                manifests[path] = load_text(self.workspace, path, cfg.index).text
+            except (SkipFile, OSError):
+                continue
         resolver = ImportResolver(
             set(files), {p: row.imports for p, row in files.items()}, manifests
         )
@@ -358,7 +350,19 @@ class Indexer:
             if row.language and row.imports:
                 for dst in resolver.resolve(path, row.language, row.imports):
                     edges.append((path, dst))
-        store.set_import_edges(edges)
+        edges.extend(
+            same_package_edges(
+                {p: row.language for p, row in files.items()},
+                lambda p: [(sc.chunk.symbol, sc.chunk.text) for sc in store.chunks_of(p)],
+            )
+        )
+        store.set_import_edges(dict.fromkeys(edges))
+
+        def text_of(path: str) -> str:
+            return "\n".join(sc.chunk.text for sc in store.chunks_of(path))
+
+        found = find_generated(files, manifests, text_of)
+        store.set_meta({GENERATED_META: found.to_json(), "resolution": RESOLUTION_VERSION})
 
     def _embed_order(self, chunks: list[StoredChunk], focus: frozenset[str]) -> list[StoredChunk]:
         """The open files and what they import or is imported by them first; then source code
@@ -393,6 +397,7 @@ class Indexer:
         cache: EmbeddingCache,
         progress: Progress | None,
         cancel: threading.Event | None,
+        pool: EmbeddingPool | None = None,
     ) -> tuple[int, int, bool]:
         """Vectors for new chunks: the cache first, the model for the misses, saved in steps so
         an interrupted pass keeps what it computed. Also repairs chunks an earlier, interrupted
@@ -410,6 +415,9 @@ class Indexer:
         # the same text share a key: one part embeds it once, a later part finds it in the cache.
         missing = self._embed_order(parts.add_cached_vectors(todo), focus)
         from_cache = len(todo) - len(missing)
+        if pool is not None:
+            done, cancelled = self._fill_from_pool(missing, pool, cache, progress, cancel)
+            return done, from_cache, cancelled
         embedded = 0
         last_save = time.perf_counter()
         try:
@@ -434,3 +442,41 @@ class Indexer:
             if missing:
                 vectors.save()
         return embedded, from_cache, False
+
+    def _fill_from_pool(
+        self,
+        missing: list[StoredChunk],
+        pool: EmbeddingPool,
+        cache: EmbeddingCache,
+        progress: Progress | None,
+        cancel: threading.Event | None,
+    ) -> tuple[int, bool]:
+        """The cache's misses through the cluster: each distinct text sent once, in the
+        priority order of ``missing``; each finished part (already in the cache) goes into
+        the vector index as it arrives. Returns the texts embedded and whether cancelled."""
+        chunks_of: dict[str, list[StoredChunk]] = {}
+        texts: dict[str, str] = {}
+        for sc in missing:
+            if sc.emb_key:
+                chunks_of.setdefault(sc.emb_key, []).append(sc)
+                texts.setdefault(sc.emb_key, embedding_text(sc.chunk))
+        vectors, embedded = self.parts.vectors, 0
+        last_save = time.perf_counter()
+        stream = pool.embed_stream(cache, texts)
+        try:
+            for stored in stream:
+                ids = [sc.id for key in stored for sc in chunks_of[key]]
+                vectors.add(ids, np.stack([v for key, v in stored.items() for _ in chunks_of[key]]))
+                embedded += len(stored)
+                if time.perf_counter() - last_save >= VECTOR_SAVE_S:
+                    vectors.save()
+                    last_save = time.perf_counter()
+                if progress:
+                    progress("embed", embedded, len(texts))
+                if cancel is not None and cancel.is_set():
+                    return embedded, embedded < len(texts)
+        finally:
+            stream.close()  # cancels the parts in flight
+            if missing:
+                vectors.save()
+        return embedded, False

@@ -1,6 +1,7 @@
 """Tantivy BM25 index over chunks, with code-aware terms.
 
-Terms are produced by :mod:`code_evidence.index.terms` (identifiers whole and split) and stored as
+Terms are produced by :mod:`code_evidence.index.terms` (identifiers whole and split, Chinese
+cut into words by :mod:`code_evidence.index.cjk`) and stored as
 whitespace-separated text, so Tantivy only lower-cases and stems them; BM25 itself is Tantivy's.
 Three fields: the chunk body, its qualified symbol (boosted: a name that *is* the query term is
 stronger evidence than one that merely mentions it) and its path.
@@ -18,6 +19,7 @@ from pathlib import Path
 import tantivy
 
 from ..paths import private_dir, restrict_tree
+from .cjk import HAN_RUN_RE
 from .locks import locked
 from .terms import code_terms, path_terms
 
@@ -147,6 +149,11 @@ class LexicalIndex:
         return int(self.index.searcher().num_docs)
 
     @locked
+    def doc_freq(self, term: str) -> int:
+        """How many chunk bodies hold ``term`` (one code term, as :func:`code_terms` makes)."""
+        return int(self.index.searcher().doc_freq("body", term))
+
+    @locked
     def search(
         self, terms: Sequence[str], k: int, boosts: dict[str, float] | None = None
     ) -> list[tuple[int, float]]:
@@ -155,7 +162,7 @@ class LexicalIndex:
         ``^``). Returns (chunk id, score), best first."""
         weighted: dict[str, float] = {}
         for t in terms:
-            if t.isascii() and t.replace("_", "").isalnum():
+            if (t.isascii() and t.replace("_", "").isalnum()) or HAN_RUN_RE.fullmatch(t):
                 weighted[t] = weighted.get(t, 0.0) + 1.0
         if not weighted:
             return []

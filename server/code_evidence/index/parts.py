@@ -26,6 +26,7 @@ import numpy as np
 import tantivy
 
 from ..models.embed_cache import EmbeddingCache, embedding_key
+from .cjk import analysis_version
 from .lexical import LexDoc, LexicalIndex
 from .store import Store, StoreCorrupt, StoredChunk, StoreOutdated, StoreUnwritable
 from .vectors import VectorIndex
@@ -148,8 +149,17 @@ class IndexParts:
         dirty = self.store.get_meta("derived_dirty") == "1"
         # ``or len(...)``: a crashed pass that emptied the store must still empty the others.
         lexical_docs = len(self.lexical)
-        if (chunks or lexical_docs) and (dirty or self.lexical.rebuilt or lexical_docs != chunks):
+        # Terms made by another word analysis (an older version, another Chinese segmenter)
+        # would silently miss the question's terms: such a lexical index is rebuilt.
+        analysis = analysis_version()
+        outdated = self.store.get_meta("lexical_analysis") != analysis
+        stale = dirty or self.lexical.rebuilt or lexical_docs != chunks or outdated
+        if (chunks or lexical_docs) and stale:
             self.rebuild_lexical()
+            if outdated:
+                self.store.set_meta_now({"lexical_analysis": analysis})
+        # (An empty index gets its analysis recorded by the pass that fills it, in the commit
+        # that clears derived_dirty: no extra store commit.)
         if (chunks or len(self.vectors)) and (dirty or self.vectors.rebuilt):
             self.rebuild_vectors()
         if dirty:

@@ -18,6 +18,7 @@ from pathlib import Path
 from ..api import Chunk
 from .cochange import DDL as COCHANGE_DDL
 from .cochange import CoChangeTable
+from .generated import GENERATED_META, GeneratedFiles
 from .storefile import (
     StoreCorrupt,
     StoreOutdated,
@@ -165,6 +166,8 @@ class Store:
             self.db.execute("SELECT count(*) FROM chunks").fetchone()
         except sqlite3.DatabaseError as exc:
             raise StoreCorrupt(f"{path}: {exc}") from exc
+
+    _generated: tuple[str | None, GeneratedFiles] | None = None
 
     def close(self) -> None:
         self.db.close()
@@ -398,6 +401,14 @@ class Store:
             self.db.execute(f"DELETE FROM calls WHERE chunk_id IN ({marks})", part)
 
     # -- graph --------------------------------------------------------------
+    def generated_files(self) -> GeneratedFiles:
+        """Build outputs and twins as the last index pass found them (``generated.py``),
+        parsed once per index generation."""
+        raw = self.get_meta(GENERATED_META)
+        if self._generated is None or self._generated[0] != raw:
+            self._generated = (raw, GeneratedFiles.from_json(raw))
+        return self._generated[1]
+
     def set_import_edges(self, edges: Iterable[tuple[str, str]]) -> None:
         """Within the caller's transaction: replace every import edge (cheap; resolution
         depends on the whole file set, so it is recomputed on every pass with changes)."""

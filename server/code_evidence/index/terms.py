@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from . import cjk
+
 IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
 # camelCase / PascalCase / acronym / digit boundaries inside one identifier.
 _PART_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
@@ -26,8 +28,27 @@ def split_identifier(ident: str) -> list[str]:
 def code_terms(text: str) -> list[str]:
     """Every identifier whole (lower-cased) followed by its parts, in text order.
 
-    Single-part identifiers are emitted once, so plain words are not double-counted.
+    Single-part identifiers are emitted once, so plain words are not double-counted. Runs of
+    Chinese characters are cut into words (:mod:`cjk`) where they stand; text without any
+    yields exactly what it did before Chinese was analysed.
     """
+    if not text.isascii() and cjk.has_han(text):
+        return _mixed_terms(text)
+    return _ascii_terms(text)
+
+
+def _mixed_terms(text: str) -> list[str]:
+    out: list[str] = []
+    pos = 0
+    for m in cjk.HAN_RUN_RE.finditer(text):
+        out.extend(_ascii_terms(text[pos : m.start()]))
+        out.extend(cjk.segment(m.group(0)))
+        pos = m.end()
+    out.extend(_ascii_terms(text[pos:]))
+    return out
+
+
+def _ascii_terms(text: str) -> list[str]:
     out: list[str] = []
     for m in IDENT_RE.finditer(text):
         ident = m.group(0)

@@ -155,6 +155,7 @@ _FIND_OUTPUT: dict[str, Any] = {
         "intent": {"type": "string"},
         "index_mode": {"type": "string"},
         "notes": {"type": "array", "items": {"type": "string"}},
+        "rendering": _NULLABLE_STRING,
         "index": _INDEX_STATE,
     },
     "required": [
@@ -171,6 +172,7 @@ _FIND_OUTPUT: dict[str, Any] = {
         "intent",
         "index_mode",
         "notes",
+        "rendering",
         "index",
     ],
 }

@@ -60,12 +60,15 @@ def merge_pieces(cands: list[Candidate]) -> list[Candidate]:
 
 
 def diversify(
-    cands: list[Candidate], per_file: int, open_file: str | None = None
+    cands: list[Candidate], per_file: int, margin: float = 1.0, open_file: str | None = None
 ) -> list[Candidate]:
     """Keep the order, but move a file's chunks beyond ``per_file`` behind everything else, so
-    the first screen of results spans files instead of five neighbours of one. The open file
-    may keep twice as many: when the answer is in the file one is in, which of its parts is
-    what the question is about."""
+    the first screen of results spans files instead of five neighbours of one; and, with
+    ``margin`` above 1, show distinct places first: a file already shown comes again only when
+    its next chunk scores more than ``margin`` times the best chunk of a file not shown yet.
+    The order in which files first appear never changes, only where their repeats go. The
+    open file may keep twice ``per_file``: when the answer is in the file one is in, which of
+    its parts is what the question is about."""
     cands = merge_pieces(cands)
     seen: dict[str, int] = {}
     head: list[Candidate] = []
@@ -75,7 +78,27 @@ def diversify(
         n = seen.get(path, 0)
         seen[path] = n + 1
         (head if n < (2 * per_file if path == open_file else per_file) else tail).append(c)
-    return head + tail
+    ordered = head + tail
+    if margin <= 1.0:
+        return ordered
+    return _distinct_first(ordered, margin)
+
+
+def _distinct_first(ordered: list[Candidate], margin: float) -> list[Candidate]:
+    out: list[Candidate] = []
+    shown: set[str] = set()
+    waiting: list[Candidate] = []  # repeats held back, in order
+    for c in ordered:
+        path = c.stored.chunk.path
+        if path in shown:
+            waiting.append(c)
+            continue
+        # A new place: the held-back repeats that clearly beat it go first.
+        while waiting and waiting[0].score > margin * c.score:
+            out.append(waiting.pop(0))
+        out.append(c)
+        shown.add(path)
+    return out + waiting
 
 
 # Cosine of MiniLM embeddings is absolute, unlike BM25 or RRF scores: measured with

@@ -70,8 +70,10 @@ def explain_result(r: Evidence) -> str:
 
 
 def explain(result: FindResult) -> list[str]:
-    """One line per ranked result, then what the assembler dropped and why."""
-    lines = [
+    """The English rendering the models read (a Chinese question), one line per ranked
+    result, then what the assembler dropped and why."""
+    lines = [f"rendering: {result.rendering}"] if result.rendering else []
+    lines += [
         f"{i:>2}. {r.path}:{r.start}-{r.end} {r.symbol or '-'}: {explain_result(r)}"
         for i, r in enumerate(result.results, 1)
     ]

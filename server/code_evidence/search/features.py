@@ -10,7 +10,9 @@ import posixpath
 import re
 
 from ..config import Config
+from ..filekinds import file_flags, is_declaration_path
 from ..index.cochange import Partner
+from ..index.generated import GeneratedFiles
 from . import templates
 from .candidate import Candidate
 from .declarations import DECLARATION_KIND
@@ -32,10 +34,6 @@ FRESH_HALF_LIFE_DAYS = 90.0
 FRESH_TAG_DAYS = 30.0
 DEPRECATED_FACTOR = 0.6  # marked deprecated and called by nothing in the workspace
 NON_CODE_FACTOR = 0.4  # docs and config rank below code unless the question is "explain"
-# A C/C++ prototype (often a header's, with the doc comment) ranks below the definition with
-# the body, the primary evidence, unless the question asks about declarations or headers (its
-# score has been lent to that definition first: ``declarations.py``).
-DECLARATION_FACTOR = 0.5
 
 
 _DEPRECATED = re.compile(r"@[Dd]eprecated|\bDeprecationWarning\b|\bdeprecated\b|@deprecated")
@@ -56,12 +54,14 @@ def apply_features(
     caller_counts: dict[str, int] | None = None,
     ages: dict[str, float] | None = None,
     cochange: dict[str, Partner] | None = None,
+    generated: GeneratedFiles | None = None,
 ) -> list[Candidate]:
     """Filters always apply (they are policy, not ranking); boosts only when ``use_boosts``.
     Data the caller read for these candidates: ``caller_counts`` (name -> how many chunks call
     it, for the names of :func:`marked_deprecated` candidates) lets dead deprecated code sink;
-    ``ages`` (path -> days since its last commit) feeds freshness; ``cochange`` (path -> the
-    open file's co-change partner) the co-change feature."""
+    ``ages`` (path -> days since its last commit) feeds freshness; ``generated`` (the index
+    pass's build outputs and twins) demotes copies below their sources; ``cochange`` (path ->
+    the open file's co-change partner) feeds the co-change feature."""
     rc = cfg.ranking
     vote = 1.0 / (rc.rrf_k + 1)
     names = set(qa.names)
@@ -76,6 +76,13 @@ def apply_features(
     }
     fresh_weight = cfg.ranking.freshness_weight
     age = (ages or {}) if fresh_weight > 0 else {}
+    built = generated.reasons if generated is not None else {}
+    # The open file is source (not a test) and the question is not about tests.
+    plain_open = (
+        editor.open_file is not None
+        and not file_flags(editor.open_file, "")[0]
+        and not qa.about_tests
+    )
     out: list[Candidate] = []
     for c in cands:
         ch = c.stored.chunk
@@ -88,9 +95,19 @@ def apply_features(
         if ch.is_test and not qa.about_tests:
             c.factor *= cfg.ranking.test_penalty
             c.tag("test")
-        if ch.kind == DECLARATION_KIND and not qa.about_declarations:
-            c.factor *= DECLARATION_FACTOR
+        # A C/C++ prototype (its score lent to the definition first: ``declarations.py``) or a
+        # type declaration file ranks below the implementation unless the question asks about
+        # declarations, headers or types.
+        if (
+            ch.kind == DECLARATION_KIND or is_declaration_path(ch.path)
+        ) and not qa.about_declarations:
+            c.factor *= rc.declaration_factor
             c.tag("declaration")
+        # Build outputs and generated copies: below the source of the same code, never
+        # dropped (``include_generated`` drops only what declares itself generated).
+        if ch.path in built and ch.path != editor.open_file:
+            c.factor *= rc.generated_factor
+            c.tag("generated")
         if not use_boosts:
             out.append(c)
             continue
@@ -131,6 +148,13 @@ def apply_features(
                 if c.ranks.keys() & {"bm25", "vector"}:
                     boost += rc.open_file_boost
                 c.tag("open-file")
+            elif "source-of-open" in rel:
+                boost += rc.source_of_open_boost
+                c.tag("source-of-open")
+            elif ch.is_test and plain_open:
+                # A test imports what it tests and Go keeps it beside the code: with a source
+                # file open and a question not about tests, it is no neighbour.
+                pass
             elif rel & {"imports", "imported-by"}:
                 boost += rc.neighbour_boost
                 c.tag("imports" if "imports" in rel else "imported-by")

@@ -31,7 +31,7 @@ from ..models.crossencoder import ScoreCache
 from ..models.embed_cache import EmbeddingCache
 from ..models.embedder import Embedder
 from ..secrets import shown
-from . import assemble, declarations, features, fuse, query, recall, rerank
+from . import assemble, crosslingual, declarations, features, fuse, query, recall, rerank
 from .candidate import Candidate
 
 # Candidates the rerank stage looks at (the head of the fused and featured list).
@@ -143,6 +143,15 @@ def answer(
     answer."""
     t0 = time.perf_counter()
     qa = query.analyze(req.query, req.intent)
+    if (
+        qa.rendering is not None
+        and cfg.stages.lexical
+        and crosslingual.speaks_chinese(
+            crosslingual.han_query_terms(qa.raw), index.lexical.doc_freq
+        )
+    ):
+        qa.rendering = None
+        notes.append("the workspace's text holds the question's Chinese words: read as asked")
     timings["query"] = StageTiming(len(qa.terms), _ms(t0))
     editor = recall.EditorState(open_file, req.line)
     rec = recall.recall(
@@ -180,6 +189,7 @@ def answer(
             else {}
         ),
         cochange=rec.cochange,
+        generated=index.reader.generated_files(),
     )
     timings["features"] = StageTiming(len(cands), _ms(t0))
     t0 = time.perf_counter()
@@ -196,7 +206,9 @@ def answer(
     notes.extend(rerank_notes)
     timings["rerank"] = StageTiming(scored, _ms(t0))
     t0 = time.perf_counter()
-    ranked = assemble.diversify(cands, cfg.ranking.per_file_results, open_file)
+    ranked = assemble.diversify(
+        cands, cfg.ranking.per_file_results, cfg.ranking.distinct_margin, open_file
+    )
     max_fused = sum(weights.get(name, 1.0) for name in rec.channels) / (cfg.ranking.rrf_k + 1)
     verdict = assemble.judge(ranked, qa, max_fused, cfg.ranking.insufficient_below)
     # Ranking and the verdict saw the real text; what leaves the engine is masked.
@@ -235,6 +247,7 @@ def answer(
         intent=qa.intent,
         index_mode="read-only" if index.read_only else "read-write",
         notes=notes,
+        rendering=qa.rendering,
     )
 
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..index import cjk
 from ..index.terms import code_terms, split_identifier
+from . import crosslingual
 from .stacktraces import Frame, error_messages, message_fragments, parse_frames, typed_text
 from .templates import message_body
 
@@ -42,8 +44,10 @@ _TEST_WORDS = frozenset({"test", "tests", "testing", "pytest", "unittest", "fixt
 _DECLARATION_WORDS = frozenset(
     {"header", "headers", "declaration", "declarations", "declared", "declare", "prototype"}
     | {"prototypes", "signature", "signatures", "forward"}
+    # Type declaration files (.d.ts, .pyi): a question about typings wants them.
+    | {"types", "typings", "typing", "typedef", "typedefs", "stub", "stubs"}
 )
-_HEADER_EXTS = (".h", ".hh", ".hpp", ".hxx", ".h++")
+_HEADER_EXTS = (".h", ".hh", ".hpp", ".hxx", ".h++", ".d.ts", ".pyi")
 # Error words that name no type a workspace raises.
 _GENERIC_ERRORS = frozenset({"Error", "ERROR", "FATAL", "Exception"})
 
@@ -67,6 +71,14 @@ class QueryAnalysis:
     # or a short one-line question that may be a message pasted without its type.
     message_bodies: list[str] = field(default_factory=list)
     exception_types: list[str] = field(default_factory=list)  # named in error lines ("KeyError")
+    # English rendering of a question that holds Chinese (crosslingual.py); None for others.
+    rendering: str | None = None
+
+    @property
+    def model_text(self) -> str:
+        """What the embedder and the cross-encoder read: the English rendering of a Chinese
+        question, else the question itself."""
+        return self.rendering or self.raw
 
     @property
     def names(self) -> list[str]:
@@ -163,7 +175,13 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
             identifiers.append(q)
     identifiers = list(dict.fromkeys(identifiers))
     failure = bool(frames or messages)
-    resolved_intent = intent if intent != "auto" else classify_intent(raw, failure)
+    if intent != "auto":
+        resolved_intent = intent
+    else:
+        resolved_intent = crosslingual.classify_intent(
+            raw, bool(frames), bool(messages)
+        ) or classify_intent(raw, failure)
+    rendering = crosslingual.render(raw)
 
     terms: list[str] = []
     for t in code_terms(raw):
@@ -180,7 +198,14 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
                 terms.extend(p for p in split_identifier(part) if p not in STOPWORDS)
     for code in all_codes:
         terms.append(code.lower())
-    lower_words = set(re.findall(r"[a-z]+", raw.lower()))
+    if rendering is not None:
+        # Chinese words (single characters and question words dropped) for Chinese comments,
+        # then the glossary's English words for English code.
+        terms = [t for t in terms if not cjk.HAN_RUN_RE.match(t)]
+        terms.extend(crosslingual.han_query_terms(raw))
+        terms.extend(t for t in rendering.terms if t not in STOPWORDS and len(t) > 1)
+    said = raw if rendering is None else f"{raw} {rendering.text}"
+    lower_words = set(re.findall(r"[a-z]+", said.lower()))
     return QueryAnalysis(
         raw=raw,
         intent=resolved_intent,
@@ -198,4 +223,5 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
         fragments=list(dict.fromkeys(fragments)),
         message_bodies=list(dict.fromkeys(b for b in bodies if b)),
         exception_types=raised,
+        rendering=rendering.text if rendering is not None else None,
     )

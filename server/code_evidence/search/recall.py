@@ -75,7 +75,7 @@ def recall(
         else:
 
             def _vec() -> Ranking:
-                q = embedder.embed_query(qa.raw)
+                q = embedder.embed_query(qa.model_text)
                 query_vec.append(q)
                 return vectors.search(q, k)
 
@@ -150,12 +150,21 @@ def _structural(editor: EditorState, store: Store, relations: dict[int, set[str]
         relations.setdefault(cid, set()).add(tag)
         ids.append(cid)
 
-    for path in store.imports_of(editor.open_file):
-        for cid in store.chunk_ids_of(path):
-            add(cid, "imports")
-    for path in store.importers_of(editor.open_file):
-        for cid in store.chunk_ids_of(path):
-            add(cid, "imported-by")
+    # A generated copy open in the editor (a build output, a Deno mirror): its source is where
+    # an edit belongs, and the source's neighbours are the ones that matter.
+    anchors = [editor.open_file]
+    source = store.generated_files().source_of.get(editor.open_file)
+    if source is not None:
+        anchors.append(source)
+        for cid in store.chunk_ids_of(source):
+            add(cid, "source-of-open")
+    for anchor in anchors:
+        for path in store.imports_of(anchor):
+            for cid in store.chunk_ids_of(path):
+                add(cid, "imports")
+        for path in store.importers_of(anchor):
+            for cid in store.chunk_ids_of(path):
+                add(cid, "imported-by")
     if editor.line is not None:
         here = store.chunk_at(editor.open_file, editor.line)
         if here is not None:

@@ -100,7 +100,7 @@ class BiEncoderReranker:
     def score(self, qa: QueryAnalysis, cands: list[Candidate], deadline: float) -> int:
         keys = [c.stored.emb_key for c in cands if c.stored.emb_key]
         vecs = self.cache.get_many(keys)
-        q = self.embedder.embed_query(qa.raw)
+        q = self.embedder.embed_query(qa.model_text)
         for c in cands:
             v = vecs.get(c.stored.emb_key or "")
             c.cross = float(v @ q) if v is not None else None
@@ -202,7 +202,7 @@ def reads_as_description(qa: QueryAnalysis) -> bool:
     traceback or error line, a change verb first, or a long message skips it. So does a
     question that names code (an identifier, a path, quoted text): exact-name evidence
     (BM25, symbol boosts) answers it, and the model could only dilute that."""
-    words = qa.raw.split()
+    words = qa.model_text.split()
     if not words or qa.frames or qa.messages or len(words) > _DESCRIPTION_MAX_WORDS:
         return False
     if qa.identifiers or qa.paths or qa.quoted:
@@ -257,7 +257,7 @@ class CrossEncoderReranker:
             t.lower() for name in qa.identifiers for t in _IDENT.findall(name)
         }
         max_chars = PASSAGE_TOKENS * _CHARS_PER_TOKEN
-        query = " ".join(qa.raw.split()[:QUERY_TOKENS])
+        query = " ".join(qa.model_text.split()[:QUERY_TOKENS])
         done = 0
         for c in head:
             key = (qa.raw, content_key(c))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import re
 
 import tree_sitter as ts
 
@@ -59,6 +60,22 @@ def _parse_spans(
     return walker.spans, imports(lang, caps), rows, names
 
 
+# ``#[cfg(test)] mod tests { ... }``: Rust keeps unit tests inside the file they test.
+_RUST_TEST_MOD = re.compile(
+    r"#\[cfg\(test\)\]\s*(?:#\[[^\]]*\]\s*)*(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*\{"
+)
+
+
+def rust_test_modules(text: str) -> frozenset[str]:
+    """Names of the inline modules compiled only for tests."""
+    return frozenset(_RUST_TEST_MOD.findall(text))
+
+
+def in_modules(symbol: str, modules: frozenset[str]) -> bool:
+    """``symbol`` is one of ``modules`` or inside one (``tests.it_works``)."""
+    return bool(modules) and symbol.split(".", 1)[0] in modules
+
+
 def chunk_file(path: str, text: str, cfg: IndexConfig) -> list[Chunk]:
     """Chunks of one file, in file order. Never raises on odd content; see the module doc."""
     if not text or not text.strip():
@@ -81,6 +98,7 @@ def chunk_file(path: str, text: str, cfg: IndexConfig) -> list[Chunk]:
         spans = windows(lines, path, cfg.window_lines, cfg.window_overlap)
         imports, rows, names = (), [], []
     language = lang or "text"
+    test_modules = rust_test_modules(text) if language == "rust" else frozenset()
 
     max_lines = max(1, cfg.max_chunk_lines)
     out: list[Chunk] = []
@@ -108,7 +126,7 @@ def chunk_file(path: str, text: str, cfg: IndexConfig) -> list[Chunk]:
                     hash=_hash(path, span.symbol, span.kind, body),
                     imports=imports,
                     calls=dedupe(names[lo:hi]),
-                    is_test=is_test,
+                    is_test=is_test or in_modules(span.symbol, test_modules),
                     is_generated=is_generated,
                     is_vendor=is_vendor,
                 )

@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""Chinese questions on the dev docstring sets: English vs Chinese on the same gold.
+
+Each shared docstring case is asked twice, in English (the shared ``query``) and in Chinese
+(``bench/zh/<dataset>.zh.jsonl``, see its README), on the same sdist workspace and index; the
+cases of a package documented in Chinese (``zh_devset.py``) are asked in Chinese only. Rows:
+
+- ``en full`` / ``zh full``: the engine as shipped;
+- ``zh full, no glossary``: the Chinese question with no English rendering (the models read the
+  Chinese, BM25 gets its segmented words only): what the glossary adds;
+- ``zh bm25``: BM25 alone, with the glossary's English terms;
+- ``zh bm25 reference``: BM25 alone on the segmented Chinese question (no glossary): the
+  segmented-BM25 reference the issue asks for.
+
+Every row reports MRR@10, chunk@10 (the shared metrics, ``evaluate.score_case``) and the
+refusal pair: refused-while-right (flagged insufficient although the first file is gold) and
+accepted-while-wrong (not flagged although it is not). ``--segmenter`` picks how Chinese is cut
+(``index/cjk.py``); each segmenter gets its own index folders.
+
+  PYTHONPATH=server python bench/chinese.py --shared /work/shared/bench --index-root /tmp/zh-idx
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from common import BENCH, DEFAULT_SHARED, log, result_path, stamp  # first: server/ on sys.path
+
+# isort: split
+from code_evidence import config
+from code_evidence.api import Depth, FindRequest
+from code_evidence.engine import Engine
+from code_evidence.evaluation.evaluate import CONFIGS, LIMIT, Case, Hit, configured, score_case
+from code_evidence.index import cjk
+from code_evidence.search import crosslingual
+from devset import DEFAULT_WS, ensure_workspace, load_cases, load_manifest
+from zh_devset import dataset_name as zh_dataset_name
+from zh_devset import load_cases as load_zh_cases
+from zh_devset import materialize as materialize_zh
+
+ZH_DIR = BENCH / "zh"
+ENGLISH_DOCUMENTED = ("flask-3.1.0-docstrings", "click-8.3.0-docstrings")
+CHINESE_DOCUMENTED = zh_dataset_name("tushare")  # zh_devset.py: asked in Chinese only
+DATASETS = (*ENGLISH_DOCUMENTED, CHINESE_DOCUMENTED)
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    name: str
+    language: str  # "en" | "zh"
+    config: str  # a CONFIGS key
+    glossary: bool = True
+
+
+ROWS = (
+    Row("en full", "en", "full"),
+    Row("zh full", "zh", "full"),
+    Row("zh full, no glossary", "zh", "full", glossary=False),
+    Row("zh bm25", "zh", "bm25"),
+    Row("zh bm25 reference", "zh", "bm25", glossary=False),
+)
+
+
+def chinese_queries(dataset: str) -> dict[str, str]:
+    path = ZH_DIR / f"{dataset}.zh.jsonl"
+    with open(path, encoding="utf-8") as f:
+        return {d["id"]: d["query"] for d in map(json.loads, f) if d}
+
+
+@contextlib.contextmanager
+def without_glossary() -> Iterator[None]:
+    """No English rendering: the question is analysed as its own text (Chinese words only)."""
+    saved = crosslingual.render
+    crosslingual.render = lambda raw, g=None: None  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        crosslingual.render = saved
+
+
+def ask(eng: Engine, case: Case, query: str, depth: Depth) -> dict[str, float]:
+    res = eng.find(FindRequest(query=query, limit=LIMIT, depth=depth), refresh=False)
+    m = score_case(case, [Hit(e.path, int(e.start), int(e.end)) for e in res.results])
+    right = bool(res.results) and res.results[0].path in case.gold
+    m["refused_right"] = float(res.insufficient and right)
+    m["accepted_wrong"] = float(not res.insufficient and not right)
+    m["insufficient"] = float(res.insufficient)
+    return m
+
+
+def mean(rows: list[dict[str, float]], key: str) -> float | None:
+    vals = [r[key] for r in rows if key in r]
+    return sum(vals) / len(vals) if vals else None
+
+
+def chinese_documented_cases(limit: int | None) -> list[Case]:
+    """The Chinese-documented set's cases (``zh_devset.py``) as the scorer reads them."""
+    out = []
+    for c in load_zh_cases()[:limit]:
+        gold = {g["path"]: tuple((int(a), int(b)) for a, b in g["ranges"]) for g in c["gold"]}
+        out.append(Case(c["id"], CHINESE_DOCUMENTED, "docstring", "a", c["query"], None, gold))
+    return out
+
+
+def run(args: argparse.Namespace) -> dict:
+    cjk.SEGMENTER = args.segmenter
+    shared = Path(args.shared)
+    manifest = {d["name"]: d for d in load_manifest(shared)}
+    per_row: dict[tuple[str, str], list[dict[str, float]]] = {}
+    per_case: list[dict] = []
+    for name in args.dataset or DATASETS:
+        if name == CHINESE_DOCUMENTED:
+            cases = chinese_documented_cases(args.cases_limit)
+            zh = {c.id: c.query for c in cases}
+            ws = materialize_zh()
+        else:
+            cases = load_cases(shared, manifest[name], args.cases_limit)
+            zh = chinese_queries(name)
+            ws = ensure_workspace(shared, Path(args.ws), manifest[name], history=False)
+        group = "Chinese-documented" if name == CHINESE_DOCUMENTED else "English-documented"
+        index_dir = Path(args.index_root) / args.segmenter / name
+        index_dir.mkdir(parents=True, exist_ok=True)
+        with Engine(ws, index_dir=index_dir, config=config.Config()) as eng:
+            eng.index()
+            log(f"{name}: indexed ({args.segmenter})")
+            for row in ROWS:
+                if row.language == "en" and name == CHINESE_DOCUMENTED:
+                    continue  # its questions exist in Chinese only
+                with configured(eng, CONFIGS[row.config]):
+                    guard = contextlib.nullcontext() if row.glossary else without_glossary()
+                    with guard:
+                        for c in cases:
+                            q = c.query if row.language == "en" else zh[c.id]
+                            m = ask(eng, c, q, args.depth)
+                            per_row.setdefault((group, row.name), []).append(m)
+                            per_case.append({"row": row.name, "id": c.id, "query": q, **m})
+                log(f"  {name} [{row.name}] done")
+    keys = ("MRR@10", "chunk@10", "refused_right", "accepted_wrong", "insufficient")
+    table = {
+        f"{group}: {row}": {"n": len(ms), **{k: mean(ms, k) for k in keys}}
+        for (group, row), ms in per_row.items()
+    }
+    return {
+        "kind": "chinese",
+        "stamp": stamp(),
+        "segmenter": args.segmenter,
+        "depth": args.depth,
+        "datasets": args.dataset or list(DATASETS),
+        "table": table,
+        "cases": per_case,
+    }
+
+
+def print_table(out: dict) -> None:
+    datasets = ", ".join(out["datasets"])
+    print(f"segmenter: {out['segmenter']}   depth: {out['depth']}   datasets: {datasets}")
+    print(f"{'row':<44}{'n':>5}{'MRR@10':>9}{'chunk@10':>10}{'refused-right':>15}"
+          f"{'accepted-wrong':>16}{'flagged':>9}")  # fmt: skip
+    for name, t in out["table"].items():
+        print(
+            f"{name:<44}{t['n']:>5}{t['MRR@10']:>9.3f}{t['chunk@10']:>10.3f}"
+            f"{t['refused_right']:>15.3f}{t['accepted_wrong']:>16.3f}{t['insufficient']:>9.3f}"
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--shared", type=Path, default=DEFAULT_SHARED)
+    ap.add_argument("--ws", type=Path, default=DEFAULT_WS["sdist"])
+    ap.add_argument("--index-root", type=Path, required=True)
+    ap.add_argument("--dataset", action="append", choices=DATASETS)
+    ap.add_argument("--segmenter", choices=cjk.SEGMENTERS, default=cjk.SEGMENTER)
+    ap.add_argument("--cases-limit", type=int)
+    ap.add_argument(
+        "--depth",
+        choices=("deep", "interactive"),
+        default="deep",
+        help="deep (the CLI's and agents' default) lets the cross-encoder read the whole head "
+        "with no time limit, so the rows are reproducible; interactive is cut by the clock",
+    )
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args(argv)
+    out = run(args)
+    print_table(out)
+    path = args.out or result_path("chinese")
+    path.write_text(json.dumps(out, ensure_ascii=False, indent=1), encoding="utf-8")
+    log(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

