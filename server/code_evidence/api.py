@@ -110,8 +110,9 @@ def checked(req: FindRequest) -> tuple[FindRequest, list[str]]:
         )
     if len(req.query) <= MAX_QUERY_CHARS:
         return req, []
-    note = f"the query was {len(req.query)} characters; only the first {MAX_QUERY_CHARS} were used"
-    return dataclasses.replace(req, query=req.query[:MAX_QUERY_CHARS]), [note]
+    # A long paste is a log: its end holds the traceback and the error line, so that is kept.
+    note = f"the query was {len(req.query)} characters; only the last {MAX_QUERY_CHARS} were used"
+    return dataclasses.replace(req, query=req.query[-MAX_QUERY_CHARS:]), [note]
 
 
 def check_line(line: object) -> None:

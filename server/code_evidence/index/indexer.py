@@ -312,8 +312,10 @@ class Indexer:
             }
         )
 
-        if scan.git.commit and scan.git.commit != store.get_meta("history_head"):
-            self._update_last_commits(scan.git.commit)
+        head = scan.git.commit
+        read_at = {store.get_meta("history_head"), store.get_meta("cochange_head")}
+        if head and read_at != {head}:
+            freshness.update_history(self.git, store, head)
 
         embedded, from_cache, cancelled = 0, 0, False
         if cfg.stages.vectors:
@@ -338,20 +340,6 @@ class Indexer:
             cancelled=cancelled,
             files_indexed=files_indexed,
         )
-
-    def _update_last_commits(self, head: str) -> None:
-        """The newest commit touching each file, for the freshness feature: incremental when
-        the new HEAD descends from the last one seen, a full walk otherwise (once per HEAD)."""
-        store = self.parts.store
-        previous = store.get_meta("history_head")
-        since = previous if previous and freshness.is_ancestor(self.git, previous, head) else None
-        commits = freshness.last_commits(self.git, head, since)
-        head_time = freshness.commit_time(self.git, head)
-        if commits is None or head_time is None:
-            return
-        with store.transaction():
-            store.set_last_commits(commits, replace=since is None)
-            store.set_meta({"history_head": head, "history_head_time": str(head_time)})
 
     def _relink_imports(self, cfg: Config) -> None:
         """Import edges and the build-output finding, from the whole file set and the
