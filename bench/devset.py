@@ -75,6 +75,78 @@ def read_cases(path: Path, dataset: str, cases_limit: int | None) -> list[Case]:
     return cases
 
 
+def variant_c_cases(cases: list[Case]) -> list[Case]:
+    """The "open file holds the answer" group, built from the commit cases of variant a: the
+    user is in the file the commit changed most (most changed lines; ties by path) and the gold
+    is that file's own hunks. Scored like variant a: results in the open file count."""
+    from code_evidence.evaluation.evaluate import Case
+
+    out: list[Case] = []
+    for c in cases:
+        ranged = {p: r for p, r in c.gold.items() if r}
+        if c.kind != "commit" or c.variant != "a" or not ranged:
+            continue
+        path = min(ranged, key=lambda p: (-sum(b - a + 1 for a, b in ranged[p]), p))
+        out.append(
+            Case(
+                id=f"{c.id}#c",
+                dataset=c.dataset,
+                kind="commit",
+                variant="c",
+                query=c.query,
+                open_file=path,
+                gold={path: ranged[path]},
+            )
+        )
+    return out
+
+
+# Unanswerable questions: a commit dataset's questions asked in another project's workspace,
+# of the same language where the dev set has two projects in it (flask and click), else of the
+# nearest one (JavaScript and TypeScript; Go, Rust and Java in a ring).
+FOREIGN_PROJECT = {
+    "pallets/flask": "pallets/click",
+    "pallets/click": "pallets/flask",
+    "fastify/fastify": "colinhacks/zod",
+    "colinhacks/zod": "fastify/fastify",
+    "gin-gonic/gin": "tokio-rs/bytes",
+    "tokio-rs/bytes": "square/javapoet",
+    "square/javapoet": "gin-gonic/gin",
+}
+
+
+def unanswerable_cases(
+    shared: Path, manifest: list[dict[str, Any]], dataset: dict[str, Any], n: int
+) -> list[Case]:
+    """``n`` commit questions (variant a, no open file) of the foreign project
+    (:data:`FOREIGN_PROJECT`), to be asked in ``dataset``'s workspace: the evidence is not
+    there, so the right answer is a refusal. Labelled with no gold; only the verdict counts."""
+    from code_evidence.evaluation.evaluate import Case
+
+    other = FOREIGN_PROJECT.get(dataset.get("repo", ""))
+    if other is None or not dataset["name"].endswith("-commits"):
+        return []
+    donors = [d for d in manifest if d.get("repo") == other and d["name"].endswith("-commits")]
+    out: list[Case] = []
+    for d in donors:
+        for c in read_cases(shared / d["cases"], d["name"], None):
+            if len(out) >= n:
+                return out
+            if c.variant == "a":
+                out.append(
+                    Case(
+                        f"{c.id}@{dataset['name']}",
+                        dataset["name"],
+                        "unanswerable",
+                        "a",
+                        c.query,
+                        None,
+                        {},
+                    )
+                )
+    return out
+
+
 def in_sdist_mode(dataset: dict[str, Any]) -> bool:
     """Whether the dataset has an sdist workspace; the others exist only as git checkouts."""
     return "pypi" in dataset["source"]

@@ -55,6 +55,7 @@ from code_evidence.evaluation.evaluate import (
     HARD_NEGATIVES,
     LIMIT,
     METRICS,
+    OPEN_IN_3,
     TOP_CHUNKS,
     TOP_FILES,
     Case,
@@ -78,9 +79,14 @@ from devset import (
     load_cases,
     load_failure_cases,
     load_manifest,
+    unanswerable_cases,
+    variant_c_cases,
 )
 
 GROUPS = ("commit a", "commit b", "docstring")
+# Built here from the commit cases (devset.variant_c_cases): the open file holds the answer.
+# Not in score.py's files, so neither its cross-check nor a reference covers it.
+VARIANT_C = "commit c"
 # Groups of the local failure cases: scored the same way, but score.py's cross-check and the
 # reference comparison cover only the shared GROUPS (no baseline exists for these).
 FAILURE_GROUPS = ("trace", "message")
@@ -132,6 +138,8 @@ PYTHON = "Python"
 NON_PYTHON_POOLED = "non-Python pooled"
 NON_PYTHON_MACRO = "non-Python macro"
 NON_PYTHON_WITHOUT = "non-Python pooled w/o zod"
+ALL_POOLED = "all datasets pooled"
+LANGUAGE_MACRO = "macro over languages"
 
 
 # --------------------------------------------------------------------------- data
@@ -199,6 +207,8 @@ def cross_check(shared: Path, runs: list[CaseRun], results_path: Path) -> dict[s
                 p = Path(tmp) / f"{d['name']}.jsonl"
                 p.write_text("\n".join(lines) + "\n", encoding="utf-8")
                 case_args += ["--cases", str(p)]
+        if not case_args:  # only groups built here ran (variant c, unanswerable)
+            return {"score_py_output": "", "groups_checked": []}
         cmd = [sys.executable, str(shared / "score.py"), *case_args, "--results", str(results_path)]
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     theirs = parse_score_output(out)
@@ -331,8 +341,10 @@ def macro(rows: list[Groups]) -> Groups:
     for g in dict.fromkeys(g for r in rows for g in r):
         aggs = [r[g] for r in rows if g in r and r[g]["n"]]
         row: dict[str, float | int | None] = {"n": sum(int(a["n"] or 0) for a in aggs)}
-        for k in METRICS:
-            vals = [float(a[k]) for a in aggs if a[k] is not None]
+        for k in (*METRICS, OPEN_IN_3):
+            vals = [float(a[k]) for a in aggs if a.get(k) is not None]
+            if k == OPEN_IN_3 and not vals:
+                continue
             row[k] = sum(vals) / len(vals) if vals else None
         row["n_chunk"] = sum(int(a["n_chunk"] or 0) for a in aggs)
         row["datasets"] = len(aggs)
@@ -357,6 +369,8 @@ def language_rows(dataset_runs: list[DatasetRun], conf: str) -> dict[str, Groups
         rest = [dr for dr in other if dr.name != WITHOUT]
         if rest and len(rest) < len(other):
             rows[NON_PYTHON_WITHOUT] = group_metrics([r for dr in rest for r in dr.runs[conf]])
+        rows[ALL_POOLED] = group_metrics([r for dr in dataset_runs for r in dr.runs[conf]])
+        rows[LANGUAGE_MACRO] = macro([rows[lang] for lang in langs if lang in rows])
     return rows
 
 
@@ -401,7 +415,8 @@ def references(
 def cell(a: dict[str, float | int | None] | None) -> str:
     if not a or not a["n"]:
         return "-"
-    return f"{fmt(a['MRR@10'], 0)} / {fmt(a['chunk@10'], 0)} ({a['n']})"
+    opened = f" o3 {fmt(a[OPEN_IN_3], 0)}" if a.get(OPEN_IN_3) is not None else ""
+    return f"{fmt(a['MRR@10'], 0)} / {fmt(a['chunk@10'], 0)}{opened} ({a['n']})"
 
 
 def ref_cell(ref: tuple[str, float, float | None] | None) -> str:
@@ -508,10 +523,53 @@ def num(v: float | None, width: int) -> str:
     return f"{'-':>{width}}" if v is None else f"{v:>{width}.1f}"
 
 
+def refusal_rows(dataset_runs: list[DatasetRun], conf: str) -> dict[str, dict[str, Any]]:
+    """The two refusal numbers per group (kind/variant x language): *refused while right*
+    (flagged insufficient although the first scored file is gold) and *accepted while wrong*
+    (not flagged, with no gold file in the top 5), each as a share of the group's cases. An
+    answer is flagged when its confidence is under ``insufficient_below`` (the verdict caps the
+    confidence of a must-match refusal under it too)."""
+    line = config.Config().ranking.insufficient_below
+    by: dict[str, list[CaseRun]] = {}
+    for dr in dataset_runs:
+        for r in dr.runs[conf]:
+            by.setdefault(f"{r.case.group} / {dr.language}", []).append(r)
+    out: dict[str, dict[str, Any]] = {}
+    for key in sorted(by):
+        rs = [r for r in by[key] if r.confidence is not None]
+        if not rs:
+            continue
+        refused = [r for r in rs if r.confidence is not None and r.confidence < line]
+        right = sum(1 for r in refused if r.metrics.get("MRR@10") == 1.0)
+        wrong = sum(1 for r in rs if r not in refused and not r.metrics.get("R@5"))
+        out[key] = {
+            "n": len(rs),
+            "refused": len(refused) / len(rs),
+            "refused_while_right": right / len(rs),
+            "accepted_while_wrong": wrong / len(rs),
+        }
+    return out
+
+
+def refusal_table(rows: dict[str, dict[str, Any]]) -> str:
+    head = (
+        f"{'group / language':<30} {'n':>5} {'refused':>8} {'refused-right':>14} "
+        f"{'accepted-wrong':>15}"
+    )
+    lines = [head, "-" * len(head)]
+    for key, r in rows.items():
+        lines.append(
+            f"{key:<30} {r['n']:>5} {r['refused']:>8.3f} {r['refused_while_right']:>14.3f} "
+            f"{r['accepted_while_wrong']:>15.3f}"
+        )
+    return "\n".join(lines)
+
+
 def per_case_record(r: CaseRun) -> dict[str, Any]:
     return {
         "id": r.case.id,
         "group": r.case.group,
+        "confidence": r.confidence,
         "metrics": r.metrics,
         "gold_files": sorted(r.case.gold),
         "top_files": file_ranking(r.hits)[:TOP_FILES],
@@ -585,6 +643,27 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "that folder exists)",
     )
     ap.add_argument(
+        "--variant-c",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also run variant c (the open file holds the answer), built from the commit "
+        "cases of variant a (default: on)",
+    )
+    ap.add_argument(
+        "--unanswerable",
+        type=int,
+        default=10,
+        metavar="N",
+        help="ask each commit dataset's workspace N questions of another project (devset."
+        "FOREIGN_PROJECT), which should be refused (0: none)",
+    )
+    ap.add_argument(
+        "--variants",
+        type=lambda v: sorted(set(v.split(","))),
+        default=None,
+        help="only cases of these variants, comma-separated (a, b, c), to iterate on a group",
+    )
+    ap.add_argument(
         "--configs",
         type=lambda v: v.split(","),
         help=f"comma-separated configurations to run (known: {', '.join(CONFIGS)})",
@@ -656,6 +735,12 @@ def main(argv: list[str] | None = None) -> int:
         cases = load_cases(shared, d, args.cases_limit)
         if failures:
             cases += load_failure_cases(FAILURES_DIR, d["name"], args.cases_limit)
+        if args.variant_c:
+            cases += variant_c_cases(cases)
+        if args.unanswerable:
+            cases += unanswerable_cases(shared, manifest, d, args.unanswerable)
+        if args.variants:
+            cases = [c for c in cases if c.variant in args.variants]
         index_dir = args.index_root.resolve() / d["name"]
         dataset_runs.append(
             run_dataset(
@@ -740,6 +825,11 @@ def main(argv: list[str] | None = None) -> int:
     print("\n" + comparison_table(compare, goal_rows, primary))
     if any(g in pooled[primary] for g in FAILURE_GROUPS):
         print(f"({', '.join(FAILURE_GROUPS)}: local cases, no reference baseline to compare with)")
+    refusals = refusal_rows(dataset_runs, primary)
+    print(
+        f"\nrefusals [{primary}] at insufficient_below {config.Config().ranking.insufficient_below}"
+    )
+    print(refusal_table(refusals))
     print("\n" + latency_table(latencies))
     for c in configs:
         for e in latencies[c]["error_cases"][:3]:
@@ -788,6 +878,7 @@ def main(argv: list[str] | None = None) -> int:
         "hard_negatives_non_python": negatives_other,
         "comparison": compare,
         "goal_check": goal_rows,
+        "refusals": refusals,
         "latency": latencies,
         "index": {
             dr.name: {

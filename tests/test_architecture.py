@@ -14,6 +14,8 @@ from support import ROOT
 PACKAGE = ROOT / "server" / "code_evidence"
 DOC = ROOT / "docs" / "architecture.md"
 BASE = {"api", "config", "paths", "secrets", "filekinds", "git", "requestlog"}
+# The command line's modules: parsing and dispatch, and what it prints.
+CLI = {"cli", "cli_output"}
 # Stages a reader of the pipeline expects to find in the table.
 STAGES = {
     "listing files",
@@ -80,6 +82,8 @@ def layer(mod: str) -> str:
     head = mod.split(".")[0]
     if mod in BASE:
         return "base"
+    if mod in CLI:
+        return "cli"
     return head
 
 

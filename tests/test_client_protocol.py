@@ -155,3 +155,22 @@ def test_the_check_catches_drift() -> None:
         assert old in ts, f"the doctoring of {what!r} no longer applies: {old!r} is gone"
         problems = protocol_mismatches(doc, ts.replace(old, new, 1))
         assert any(p.startswith(what) for p in problems), (what, problems)
+
+
+def test_budget_range_is_the_server_configs() -> None:
+    """Issue 21: settings said 256–200,000 where the server takes 0–100,000. One range, from
+    ``[context] budget_tokens`` in config.py: package.json and protocol.ts declare the same."""
+    import dataclasses
+    import json
+
+    from code_evidence.config import ContextConfig
+
+    low, high = next(
+        f.metadata["range"] for f in dataclasses.fields(ContextConfig) if f.name == "budget_tokens"
+    )
+    manifest = json.loads((ROOT / "client-vscode" / "package.json").read_text())
+    decl = manifest["contributes"]["configuration"]["properties"]["codeEvidence.budgetTokens"]
+    assert (decl["minimum"], decl["maximum"]) == (low, high)
+    ts = PROTOCOL_TS.read_text()
+    consts = dict(re.findall(r"^export const (BUDGET_TOKENS_M\w+) = ([\d_]+);", ts, re.M))
+    assert (int(consts["BUDGET_TOKENS_MIN"]), int(consts["BUDGET_TOKENS_MAX"])) == (low, high)

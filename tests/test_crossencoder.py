@@ -179,6 +179,7 @@ def test_window_reads_the_lines_that_match() -> None:
 def test_failing_model_falls_back_to_the_order_before_it() -> None:
     class Broken:
         name = "cross-encoder"
+        cut_by_deadline = True
 
         def wanted(self, head: int) -> int:
             return head

@@ -456,6 +456,21 @@ async def test_multi_root_workspace(project: Path, tmp_path: Path) -> None:
         answer = await find(client, {"query": "post_ledger_entry", "textDocument": {"uri": ledger}})
         assert answer["results"][0]["uri"] == (other / "ledger.py").resolve().as_uri()
         assert answer["workspace"] == str(other.resolve())
+        assert answer["results"][0]["workspaceFolder"] == other.resolve().as_uri()
+        # Issue 21: no document → every folder is searched, merged by score, each result
+        # saying its folder; workspaceFolder asks one folder.
+        everywhere = await find(client, {"query": "post_ledger_entry discount_for", "limit": 30})
+        assert {r["workspaceFolder"] for r in everywhere["results"]} == uris
+        scores = [r["score"] for r in everywhere["results"]]
+        assert scores == sorted(scores, reverse=True)
+        assert set(everywhere["workspaceFolders"]) == uris
+        assert any("searched 2 workspace folders" in n for n in everywhere["notes"])
+        top = {r["symbol"] for r in everywhere["results"][:4]}
+        assert {"post_ledger_entry", "discount_for"} <= top, everywhere["results"][:4]
+        only = await find(client, {"query": "discount_for", "workspaceFolder": project.as_uri()})
+        assert {r["workspaceFolder"] for r in only["results"]} == {project.resolve().as_uri()}
+        with pytest.raises(JsonRpcInvalidParams, match="not a workspace folder"):
+            await find(client, {"query": "x", "workspaceFolder": tmp_path.as_uri()})
         assert (await command(client, "codeEvidence.status", other.as_uri()))["files"] == 1
         reindexed = await command(client, "codeEvidence.reindex")
         assert {s["workspace"] for s in reindexed} == uris

@@ -86,7 +86,11 @@ def test_settings_keep_good_keys_and_explain_bad_ones() -> None:
     )
     assert s == protocol.Settings(limit=3, exclude=("docs/**",))
     assert any("rerank must be one of" in w for w in warnings)
-    assert any("budgetTokens must be a positive integer" in w for w in warnings)
+    assert any("budgetTokens must be an integer from 0 to 100000" in w for w in warnings)
+    # Issue 21: the engine's range, 0 (no context pack) included, and nothing past it.
+    assert protocol.parse_settings({"budgetTokens": 0}) == (protocol.Settings(budget_tokens=0), [])
+    big, warnings = protocol.parse_settings({"budgetTokens": 200_000, "limit": 201})
+    assert big == protocol.Settings() and len(warnings) == 2
     assert protocol.settings_section({"codeEvidence": {"limit": 1}}) == {"limit": 1}
     assert protocol.settings_section({"limit": 1}) == {"limit": 1}
     assert protocol.settings_section({"python": {"x": 1}}) is None

@@ -228,6 +228,20 @@ def test_editor_state_the_open_file_its_neighbours_and_its_folder() -> None:
     assert out[4].boost == 0.0
 
 
+def test_the_open_file_is_not_hidden_when_the_text_finds_it() -> None:
+    # Variant c: the answer is in the file one is in. Its chunk found by BM25 keeps its score
+    # and gains the open-file votes, so a neighbour with only relations does not bury it.
+    own = cand(chunk(1, path="src/app.py"), ranks={"bm25": 1})
+    neighbour = cand(chunk(2, path="src/other.py", symbol="other"), ranks={"structural": 1})
+    rc = Config().ranking
+    out = featured([own, neighbour], "start the server", open_file="src/app.py")
+    assert rc.open_file_factor == 1.0 and out[1].factor == 1.0
+    assert out[1].boost == pytest.approx(rc.open_file_boost * VOTE) and rc.open_file_boost > 0
+    assert out[1].boost > out[2].boost
+    unfound = featured([cand(chunk(3, path="src/app.py"))], "x", open_file="src/app.py")
+    assert unfound[3].boost == 0.0  # only what a text channel found
+
+
 def test_dead_deprecated_code_sinks_and_generated_code_is_filtered() -> None:
     old = cand(chunk(1, symbol="legacy", text="@deprecated\ndef legacy():\n    pass"))
     used = cand(chunk(2, symbol="still_used", text="@deprecated\ndef still_used():\n    pass"))
@@ -271,14 +285,44 @@ def test_feature_rerank_rewards_covering_every_term() -> None:
     assert ordered[0].rerank == pytest.approx(1.0) and "covers-query" in ordered[0].reasons
 
 
+class SlowModel:
+    """A model scorer that stops at the deadline, as the cross-encoder does."""
+
+    name = "model"
+    cut_by_deadline = True
+
+    def wanted(self, head: int) -> int:
+        return head
+
+    def score(self, qa: object, cands: list[Candidate], deadline: float) -> int:
+        return sum(1 for _ in cands) if deadline == math.inf else 0
+
+    def combine(self, scored: list[Candidate]) -> None:
+        for c in scored:
+            c.score *= 2
+
+
 def test_a_reranker_out_of_time_says_so_and_keeps_the_order() -> None:
     qa = analyze("parse the config file")
     first, second = cand(chunk(1), fused=2 * VOTE), cand(chunk(2, symbol="x"))
-    ordered, scored, notes = rerank.rerank(
-        [first, second], qa, [rerank.FeatureReranker()], top_n=10, budget_ms=-1
-    )
+    ordered, scored, notes = rerank.rerank([first, second], qa, [SlowModel()], 10, budget_ms=-1)
     assert scored == 0 and [c.id for c in ordered] == [1, 2]
-    assert notes == ["features rerank budget reached after 0 of 2"]
+    assert notes == ["model rerank budget reached after 0 of 2"]
+
+
+def test_only_the_model_is_cut_by_the_deadline_never_the_feature_scorer() -> None:
+    # An exhausted budget (a busy machine) leaves the feature scorer whole: the answer is the
+    # one an idle machine gives, less only the model's refinement.
+    qa = analyze("parse the config file")
+    whole = cand(chunk(1, symbol="parse_config_file", text="def parse_config_file(): ..."))
+    part = cand(chunk(2, symbol="parse", text="def parse(): ..."), fused=1.5 * VOTE)
+    scorers = [rerank.FeatureReranker(), SlowModel()]
+    ordered, _, notes = rerank.rerank([part, whole], qa, scorers, 10, budget_ms=-1)
+    assert [c.id for c in ordered] == [1, 2] and all(c.rerank is not None for c in ordered)
+    assert notes == ["model rerank budget reached after 0 of 2"]
+    assert (
+        not rerank.FeatureReranker.cut_by_deadline and rerank.CrossEncoderReranker.cut_by_deadline
+    )
 
 
 # --------------------------------------------------------------------------- assembly
@@ -291,6 +335,9 @@ def test_diversify_moves_a_files_extra_chunks_behind_the_rest() -> None:
     ]
     other = cand(chunk(9, path="b.py", symbol="g"), fused=0.1)
     out = assemble.diversify([*same, other], per_file=2)
+    assert [c.id for c in out] == [0, 1, 9, 2, 3]
+    # The open file keeps twice as many before the others (which part of it is the question).
+    out = assemble.diversify([*same, other], per_file=1, open_file="a.py")
     assert [c.id for c in out] == [0, 1, 9, 2, 3]
 
 

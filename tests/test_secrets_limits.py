@@ -142,12 +142,13 @@ def test_limits_give_clear_errors(secret_ws: Path, tmp_path: Path) -> None:
         assert bare.context.text == "" and bare.context.tokens == bare.context.budget == 0
 
 
-def test_long_query_is_truncated_with_a_note(secret_ws: Path, tmp_path: Path) -> None:
-    pasted = "upload_invoice " + "x" * (MAX_QUERY_CHARS + 5000)
+def test_a_long_paste_keeps_its_end_with_a_note(secret_ws: Path, tmp_path: Path) -> None:
+    # A pasted log: the error line is at the end, so the end is what is kept.
+    pasted = "x" * (MAX_QUERY_CHARS + 5000) + " upload_invoice"
     with Engine(secret_ws, tmp_path / "idx", config=_no_vectors()) as eng:
         res = eng.find(FindRequest(pasted))
-    assert len(res.query) == MAX_QUERY_CHARS
-    assert any("only the first" in n and str(MAX_QUERY_CHARS) in n for n in res.notes)
+    assert len(res.query) == MAX_QUERY_CHARS and res.query.endswith(" upload_invoice")
+    assert any("only the last" in n and str(MAX_QUERY_CHARS) in n for n in res.notes)
     assert res.results[0].symbol == "upload_invoice"
 
 

@@ -34,7 +34,7 @@ import {
   type ServerLaunch,
 } from './serverCommand';
 import {
-  configurationItem,
+  configurationAnswers,
   didChangeConfigurationParams,
   initializationOptions,
   needsRestart,
@@ -42,6 +42,7 @@ import {
   serverSettingsChanged,
   type ClientSettings,
 } from './settings';
+import { shouldNotify } from './activation';
 import { showRelated } from './related';
 import type { StatusModel } from './statusModel';
 
@@ -79,10 +80,14 @@ export const TRUSTED_COMMANDS = [
   'vscode.open',
 ];
 
-export function currentSettings(): ClientSettings {
-  const config = vscode.workspace.getConfiguration(SETTINGS_SECTION);
+/** The settings as they apply to `scope` (a workspace folder: its folder-level values win). */
+export function currentSettings(scope?: vscode.Uri): ClientSettings {
+  const config = vscode.workspace.getConfiguration(SETTINGS_SECTION, scope);
   return readSettings((key) => config.get(key));
 }
+
+/** globalState key: the last failure the user was notified of (see activation.shouldNotify). */
+const LAST_FAILURE_KEY = 'codeEvidence.lastFailureNotice';
 
 /** An output channel that remembers the last lines, so a crash message can quote them. */
 class TailChannel implements vscode.OutputChannel {
@@ -144,9 +149,13 @@ export class ServerController implements vscode.Disposable {
   private clientDisposables: vscode.Disposable[] = [];
   private relatedCommand: vscode.Disposable | undefined;
 
+  /** False until activation (codeEvidence.autoStart) or the user allows a start. */
+  enabled = false;
+
   constructor(
     private readonly model: StatusModel,
     private readonly onModelChange: () => void,
+    private readonly memory: vscode.Memento,
   ) {
     this.output = new TailChannel(vscode.window.createOutputChannel('Code Evidence'));
     this.disposables.push(
@@ -155,7 +164,7 @@ export class ServerController implements vscode.Disposable {
         if (e.affectsConfiguration(SETTINGS_SECTION)) void this.settingsChanged();
       }),
       vscode.workspace.onDidChangeWorkspaceFolders(() => {
-        if (!this.client) void this.start();
+        if (!this.client && this.enabled) void this.start();
       }),
     );
   }
@@ -178,7 +187,7 @@ export class ServerController implements vscode.Disposable {
     this.output.show(true);
   }
 
-  private setState(state: Parameters<StatusModel['setServerState']>[0], message?: string): void {
+  setState(state: Parameters<StatusModel['setServerState']>[0], message?: string): void {
     this.model.setServerState(state, message);
     this.onModelChange();
   }
@@ -204,7 +213,7 @@ export class ServerController implements vscode.Disposable {
       const message = missingServerMessage(launch);
       this.output.appendLine(`[client] ${message}`);
       this.setState('missing', message);
-      this.report(message, launch);
+      this.report(message, launch, 'missing');
       return;
     }
     this.output.appendLine(`[client] starting: ${launch.display} (in ${cwd})`);
@@ -225,6 +234,7 @@ export class ServerController implements vscode.Disposable {
     this.clientDisposables.push(
       client.onDidChangeState(({ newState }) => {
         if (newState === State.Running) {
+          void this.memory.update(LAST_FAILURE_KEY, undefined); // a later failure is news again
           this.registerShowRelated(client);
           this.setState('running');
           void this.refreshStatus();
@@ -248,7 +258,7 @@ export class ServerController implements vscode.Disposable {
         `${this.output.lastLines()}\n${err instanceof Error ? err.message : String(err)}`,
       );
       this.setState('crashed', message);
-      this.report(message, launch);
+      this.report(message, launch, 'crashed');
     }
   }
 
@@ -276,7 +286,7 @@ export class ServerController implements vscode.Disposable {
           }
           const message = crashMessage(launch, this.crashes.length, this.output.lastLines());
           this.setState('crashed', message);
-          this.report(message, launch);
+          this.report(message, launch, 'crashed');
           return { action: CloseAction.DoNotRestart, handled: true };
         },
       },
@@ -292,13 +302,14 @@ export class ServerController implements vscode.Disposable {
           command === ClientCommands.showRelated ? showRelated(args) : next(command, args),
         workspace: {
           // Servers that pull settings get the same mapped section the push sends.
+          // A `scopeUri` (a workspace folder) gets that folder's settings.
           configuration: async (params, token, next) => {
             const answers = await next(params, token);
             if (!Array.isArray(answers)) return answers;
-            return params.items.map((item, i) =>
-              item.section === SETTINGS_SECTION || item.section?.startsWith(`${SETTINGS_SECTION}.`)
-                ? configurationItem(this.settings, item.section)
-                : answers[i],
+            return configurationAnswers(
+              params.items,
+              (scope) => (scope ? currentSettings(vscode.Uri.parse(scope)) : this.settings),
+              answers,
             );
           },
         },
@@ -320,10 +331,17 @@ export class ServerController implements vscode.Disposable {
     }
   }
 
-  /** One notification per failure, with the buttons that fix it. */
-  private report(message: string, launch: ServerLaunch): void {
+  /** One notification per failure, with the buttons that fix it: not again on every start
+   * (or window) while the same launch fails the same way; the status bar still says it. */
+  private report(message: string, launch: ServerLaunch, kind: 'missing' | 'crashed'): void {
     if (this.reported) return;
     this.reported = true;
+    const failure = `${kind}: ${launch.display}`;
+    if (!shouldNotify(this.memory.get<string>(LAST_FAILURE_KEY), failure)) {
+      this.output.appendLine(`[client] (already notified) ${message}`);
+      return;
+    }
+    void this.memory.update(LAST_FAILURE_KEY, failure);
     const openSettings = 'Open Settings';
     const restart = 'Restart Server';
     const output = 'Show Output';
@@ -358,6 +376,8 @@ export class ServerController implements vscode.Disposable {
   }
 
   async restart(): Promise<void> {
+    this.enabled = true; // the user asked: autoStart no longer holds it back
+    await this.memory.update(LAST_FAILURE_KEY, undefined); // and gets told if it fails
     await this.stop();
     this.crashes = [];
     await this.start();

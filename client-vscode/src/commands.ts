@@ -53,6 +53,8 @@ export class Commands {
     private readonly model: StatusModel,
     private readonly packs: ContextPackDocuments,
     private readonly onModelChange: () => void,
+    /** Every answer also goes to the Evidence view. */
+    private readonly onAnswer: (params: FindParams, result: FindResult) => void = () => undefined,
   ) {}
 
   register(): vscode.Disposable[] {
@@ -102,6 +104,7 @@ export class Commands {
       .sendRequest(FindRequest, params, token)
       .then((result) => {
         this.lastResult = result;
+        this.onAnswer(params, result);
         return result;
       });
   }

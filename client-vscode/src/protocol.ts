@@ -38,6 +38,8 @@ export interface FindParams {
   /** A git revision: answer from the code as it was at that commit. */
   asOf?: string;
   depth?: Depth;
+  /** Without `textDocument`: search this workspace folder (URI) only; else every folder. */
+  workspaceFolder?: string;
 }
 
 /** One ranked piece of evidence. `start`/`end` are 1-based inclusive lines (the CLI's shape);
@@ -55,6 +57,8 @@ export interface Evidence {
   scores?: Record<string, number>;
   uri?: string;
   range?: Range;
+  /** The workspace folder (URI) the result is from. */
+  workspaceFolder?: string;
 }
 
 export interface Dropped {
@@ -95,6 +99,8 @@ export interface FindResult {
   /** A Chinese question's English rendering (what the models read); null otherwise. */
   rendering?: string | null;
   indexState?: IndexState;
+  /** The workspace folders searched (URIs): several when a find named no document. */
+  workspaceFolders?: string[];
 }
 
 /** `codeEvidence/explain`: the answer plus one line per result saying why it ranked there. */
@@ -135,6 +141,11 @@ export interface ServerSettings {
 }
 
 export type RerankMode = 'auto' | 'on' | 'off';
+
+/** The range of `budgetTokens`: `[context] budget_tokens` in server/code_evidence/config.py.
+ * package.json declares the same (tests/test_client_protocol.py checks both). */
+export const BUDGET_TOKENS_MIN = 0;
+export const BUDGET_TOKENS_MAX = 100_000;
 
 /** Arguments of the `codeEvidence.showRelated` command a resolved code lens carries. */
 export type ShowRelatedArgs = [uri: string, position: Position, locations: Location[]];

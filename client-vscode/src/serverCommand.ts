@@ -121,6 +121,16 @@ export function crashMessage(launch: ServerLaunch, crashes: number, stderrTail: 
   const last = stderrTail.trim().split('\n').filter(Boolean).slice(-1)[0];
   const why = last ? ` Last message: ${last.slice(0, 300)}` : '';
   const times = crashes === 1 ? 'once' : `${crashes} times`;
+  // The Python that was tried lacks the server or one of its dependencies: say how to add it.
+  const missing = /No module named '?([\w.]+)/.exec(last ?? '');
+  if (missing && launch.setting === 'codeEvidence.pythonPath') {
+    return (
+      `Code Evidence: the Python "${launch.command}" cannot run the server: it has no ` +
+      `module "${missing[1]}".${why} Install the server into that Python ` +
+      `("${launch.command}" -m pip install code-evidence; from a checkout: pip install -e .), ` +
+      `or point "codeEvidence.pythonPath" at one that has it, then restart the server.`
+    );
+  }
   return (
     `Code Evidence: the server (${launch.display}) stopped unexpectedly ${times}.${why} ` +
     `Check the "Code Evidence" output, fix "${launch.setting}" if it points at the wrong ` +

@@ -7,7 +7,13 @@
  * every query. No `vscode` import, so this runs under the unit tests.
  */
 
-import { SETTINGS_SECTION, type RerankMode, type ServerSettings } from './protocol';
+import {
+  BUDGET_TOKENS_MAX,
+  BUDGET_TOKENS_MIN,
+  SETTINGS_SECTION,
+  type RerankMode,
+  type ServerSettings,
+} from './protocol';
 
 export interface ClientSettings extends ServerSettings {
   /** The `code-evidence` executable (a name on PATH or a path). */
@@ -68,7 +74,7 @@ function env(value: unknown): Record<string, string> {
 export function readSettings(get: SettingsReader): ClientSettings {
   const rerank = get('rerank');
   return {
-    budgetTokens: intIn(get('budgetTokens'), 256, 200_000),
+    budgetTokens: intIn(get('budgetTokens'), BUDGET_TOKENS_MIN, BUDGET_TOKENS_MAX),
     limit: intIn(get('limit'), 1, 100),
     rerank: RERANK_MODES.includes(rerank as RerankMode) ? (rerank as RerankMode) : DEFAULTS.rerank,
     exclude: globs(get('exclude')),
@@ -110,6 +116,23 @@ export function configurationItem(s: ServerSettings, section: string | undefined
     return key in server ? server[key] : null;
   }
   return null;
+}
+
+/**
+ * The answers to a `workspace/configuration` request: items of our section get the settings of
+ * their `scopeUri` (a workspace folder, whose folder-level settings win there; none: the
+ * window's); other sections keep what VS Code answered (`others`).
+ */
+export function configurationAnswers(
+  items: readonly { section?: string; scopeUri?: string }[],
+  settingsFor: (scopeUri: string | undefined) => ServerSettings,
+  others: readonly unknown[],
+): unknown[] {
+  return items.map((item, i) =>
+    item.section === SETTINGS_SECTION || item.section?.startsWith(`${SETTINGS_SECTION}.`)
+      ? configurationItem(settingsFor(item.scopeUri), item.section)
+      : others[i],
+  );
 }
 
 /** Which keys changed in a way the running server cannot absorb. */

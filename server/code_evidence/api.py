@@ -88,6 +88,14 @@ def checked(req: FindRequest) -> tuple[FindRequest, list[str]]:
     value is a mistake rather than something long."""
     if not isinstance(req.query, str) or not req.query.strip():
         raise EngineError("the query is empty: say what you are looking for")
+    if not any(c.isalnum() for c in req.query):
+        # Only punctuation and symbols: nothing any channel can match. Letters and digits of
+        # every script count (str.isalnum is Unicode-aware), so a question in Chinese, Greek
+        # or Arabic is a real query even where the word splitter cannot cut it up.
+        raise EngineError(
+            "nothing to search for: the query has only punctuation or symbols; add a word, "
+            "a name or an error message"
+        )
     if req.open_file is not None and not isinstance(req.open_file, str):
         raise EngineError(f"open_file must be a path, got {type(req.open_file).__name__}")
     check_line(req.line)
@@ -102,8 +110,9 @@ def checked(req: FindRequest) -> tuple[FindRequest, list[str]]:
         )
     if len(req.query) <= MAX_QUERY_CHARS:
         return req, []
-    note = f"the query was {len(req.query)} characters; only the first {MAX_QUERY_CHARS} were used"
-    return dataclasses.replace(req, query=req.query[:MAX_QUERY_CHARS]), [note]
+    # A long paste is a log: its end holds the traceback and the error line, so that is kept.
+    note = f"the query was {len(req.query)} characters; only the last {MAX_QUERY_CHARS} were used"
+    return dataclasses.replace(req, query=req.query[-MAX_QUERY_CHARS:]), [note]
 
 
 def check_line(line: object) -> None:
@@ -212,6 +221,9 @@ class IndexReport:
     skipped: dict[str, int] = field(default_factory=dict)  # reason -> count
     read_only: bool = False
     cancelled: bool = False  # stopped early on request; what was committed stays
+    # Files the index holds after the pass. With ``files_skipped`` (which counts the files
+    # skipped in earlier passes and not read again, too) it adds up to every file the scan met.
+    files_indexed: int = 0
 
 
 @dataclass(slots=True)
@@ -232,6 +244,7 @@ class Status:
     locked_by_other: bool
     state: str = "ready"  # "indexing" | "partial" (vectors still missing) | "ready"
     ranking: str = "defaults"  # or what `code-evidence tune` fitted, with its validation gain
+    skipped: dict[str, int] = field(default_factory=dict)  # reason -> files (and folders)
     # Chunks that get a vector once indexing is done (catalogs, lockfiles, fixtures and data
     # files are BM25 only: filekinds.wants_vector).
     vector_target: int = 0

@@ -3,45 +3,32 @@ over :class:`Engine`.
 
 Exit codes: 0 success, 2 bad input or configuration (the message says what to fix), 1 anything
 unexpected. Machine output (``--json``, ``--batch``) goes to stdout; progress and messages go to
-stderr so they never corrupt it. Human output shows file names and text from the repository
-with their control characters escaped (:func:`printable`): a carriage return in a file name
-must not overwrite the rank column, an escape sequence must not drive the terminal.
+stderr so they never corrupt it. What a person reads is built in ``cli_output.py``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
-from .api import FindRequest, FindResult, Status, to_json_dict
+from .api import FindRequest, FindResult, check_line, to_json_dict
+from .cli_output import (
+    ProgressBar,
+    empty_index_reason,
+    printable,
+    render,
+    render_index,
+    render_status,
+)
 from .config import TUNED_FILE, ConfigError, load_config, read_tuned
-from .engine import Engine, EngineError
+from .engine import Engine, EngineError, shared_embedder
 from .git import Git
-from .paths import default_index_dir
+from .paths import default_index_dir, resolve_workspace_path
 from .search.explain import explain
-
-# C0 and C1 controls, and the bidirectional overrides that reorder what a terminal shows.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def printable(text: str, lines: bool = False) -> str:
-    """``text`` with every control character as a visible escape (``\\r``, ``\\x1b``);
-    ``lines``: a block of text whose line breaks and tabs are kept."""
-
-    def escape(m: re.Match[str]) -> str:
-        c = m.group()
-        if lines and c in "\n\t":
-            return c
-        named = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(c)
-        return named or (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
-
-    return _CONTROL.sub(escape, text)
 
 
 def say(text: str) -> None:
@@ -52,36 +39,6 @@ def say(text: str) -> None:
 DEFAULT_COMMITS = 1000
 DEFAULT_MAX_CASES = 200
 INTENTS = ("auto", "find-file", "explain", "fix-failure", "verify")
-
-
-class ProgressBar:
-    """A one-line bar on stderr when it is a terminal; a few plain lines otherwise."""
-
-    def __init__(self, stream: TextIO = sys.stderr, enabled: bool = True) -> None:
-        self.stream = stream
-        self.enabled = enabled
-        self.tty = stream.isatty()
-        self._last = 0.0
-        self._stage = ""
-
-    def __call__(self, stage: str, done: int, total: int) -> None:
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        final = done >= total
-        if stage == self._stage and not final and now - self._last < (0.1 if self.tty else 5):
-            return
-        self._stage, self._last = stage, now
-        pct = 100 * done / total if total else 100.0
-        if self.tty:
-            filled = int(pct / 100 * 30)
-            bar = "#" * filled + "-" * (30 - filled)
-            self.stream.write(f"\r{stage:<8} [{bar}] {done}/{total} {pct:5.1f}%")
-            if final:
-                self.stream.write("\n")
-        else:
-            self.stream.write(f"{stage}: {done}/{total} ({pct:.0f}%)\n")
-        self.stream.flush()
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -105,6 +62,16 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p_index)
     p_index.add_argument("--quiet", action="store_true", help="no progress output")
     p_index.add_argument("--json", action="store_true", help="print the report as JSON")
+    # `ray`: a local instance; the chunk texts travel to the workers (docs/cluster.md).
+    p_index.add_argument("--cluster", metavar="ray[://ADDRESS]", help="embed on Ray workers")
+    p_index.add_argument(
+        "--cluster-actors", type=int, help="Ray embedding actors (default: one per CPU and GPU)"
+    )
+
+    p_cache = sub.add_parser("cache", help="export or import a workspace's embeddings")
+    _common(p_cache)
+    p_cache.add_argument("action", choices=["export", "import"])
+    p_cache.add_argument("file", help="the cache file to write (export) or read (import)")
 
     p_find = sub.add_parser("find", help="answer a question with ranked, cited evidence")
     _common(p_find)
@@ -228,6 +195,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_mcp(args)
         if args.command in ("eval", "tune"):
             return _cmd_history(args)
+        if args.command == "cache":
+            return _cmd_cache(args)
         with Engine(
             Path(args.workspace), args.index_dir, trust_other_owner=args.trust_other_owner
         ) as engine:
@@ -292,6 +261,7 @@ def _cmd_history(args: argparse.Namespace) -> int:
         text = render_tune(report)
         if report["ranking"] and not args.dry_run:
             text += f"\nstored in {store(index_dir, report)}"
+    bar.close()
     if args.out:
         Path(args.out).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     if args.json:
@@ -302,7 +272,22 @@ def _cmd_history(args: argparse.Namespace) -> int:
 
 
 def _cmd_index(engine: Engine, args: argparse.Namespace) -> int:
-    report = engine.index(progress=ProgressBar(enabled=not args.quiet))
+    bar = ProgressBar(enabled=not args.quiet)
+    if args.cluster_actors is not None and not args.cluster:
+        raise EngineError("--cluster-actors needs --cluster")
+    if args.cluster:  # Ray is imported only here (models/cluster.py)
+        from .models.cluster import ClusterError, cluster_pool
+
+        try:
+            with cluster_pool(args.cluster, engine.embedder.model_id, args.cluster_actors) as pool:
+                report = engine.index(progress=bar, pool=pool)
+                stats = pool.stats
+        except ClusterError as exc:
+            raise EngineError(str(exc)) from exc
+        print(f"cluster: {stats.summary()}", file=sys.stderr)
+    else:
+        report = engine.index(progress=bar)
+    bar.close()
     if args.json:
         print(json.dumps(to_json_dict(report)))
         return 0
@@ -313,13 +298,29 @@ def _cmd_index(engine: Engine, args: argparse.Namespace) -> int:
         )
     if report.read_only:
         print("another process holds the writer lock; the index was not updated", file=sys.stderr)
-    skipped = ", ".join(f"{k} {v}" for k, v in sorted(report.skipped.items())) or "none"
-    say(
-        f"indexed {engine.workspace}: {report.files_seen} files ({report.files_changed} changed, "
-        f"{report.files_removed} removed), {report.chunks_total} chunks "
-        f"(+{report.chunks_added} -{report.chunks_removed}), embedded {report.embedded} "
-        f"({report.vectors_from_cache} from cache) in {report.ms / 1000:.1f}s; skipped: {skipped}"
-    )
+    say(render_index(str(engine.workspace), report))
+    return 0
+
+
+def _cmd_cache(args: argparse.Namespace) -> int:
+    """Export a workspace's cached vectors (from its index), or import a file into the
+    per-user embedding cache (no workspace involved)."""
+    from .models import embed_transfer
+
+    path = Path(args.file)
+    if args.action == "export":
+        ws, trust = Path(args.workspace), args.trust_other_owner
+        with Engine(ws, args.index_dir, trust_other_owner=trust) as eng:
+            model = eng.embedder.model_id
+            out = embed_transfer.export_file(path, eng.embedding_texts(), eng.cache, model)
+        say(f"exported {out.entries} vectors to {path}; {out.not_embedded} texts not embedded yet")
+        return 0
+    with embed_transfer.EmbeddingCache() as cache:
+        try:
+            got = embed_transfer.import_file(path, cache, shared_embedder())
+        except embed_transfer.CacheFileError as exc:
+            raise EngineError(f"import refused: {exc}") from exc
+    say(f"imported {got.entries} vectors ({got.new} new), sample cosine >= {got.min_cosine:.4f}")
     return 0
 
 
@@ -340,26 +341,71 @@ def _cmd_find(engine: Engine, args: argparse.Namespace) -> int:
         return _cmd_batch(engine, args)
     if args.query is None:
         raise EngineError("give a query, or --batch FILE")
-    if args.line is not None and not args.open_file:
-        raise EngineError("--line needs --open-file")
+    _check_editor_state(engine, args)
     req = _request(args.query, args, args.open_file, args.line)
     if args.as_of:
         result = engine.find_as_of(req, args.as_of)
     else:
-        _, notes = engine.refresh(ProgressBar(enabled=not args.quiet and not args.json))
+        bar = ProgressBar(enabled=not args.quiet and not args.json)
+        _, notes = engine.refresh(bar)
+        bar.close()
         result = engine.find(req, refresh=False)
         result.notes.extend(notes)
+        if not result.results:
+            _say_why_empty(engine, result)
     if args.json:
         data = to_json_dict(result)
         if args.explain:
             data["explain"] = explain(result)
         print(json.dumps(data))
     else:
-        print(render(result))
+        print(render(result, quiet=args.quiet))
         if args.explain:
             print("--- explain ---")
             print("\n".join(printable(line) for line in explain(result)))
     return 0
+
+
+def _check_editor_state(engine: Engine, args: argparse.Namespace) -> None:
+    """``--open-file`` and ``--line`` name a real place, or the command stops (exit code 2)
+    before any indexing: a typo must not quietly become an answer without the editor state.
+    With ``--as-of`` the file is looked up at that revision by the engine instead."""
+    if args.line is not None and not args.open_file:
+        raise EngineError("--line needs --open-file")
+    try:
+        check_line(args.line)
+    except EngineError as exc:
+        raise EngineError(f"--line counts from 1: {exc}") from exc
+    if args.open_file and not args.as_of:
+        check_place(engine, args.open_file, args.line, "--open-file ", "--line ")
+
+
+def check_place(
+    engine: Engine, open_file: str, line: int | None, file_flag: str = "", line_flag: str = ""
+) -> None:
+    """The open file exists in the workspace and ``line`` is inside it; EngineError else."""
+    try:
+        full = engine.workspace / resolve_workspace_path(engine.workspace, open_file)
+    except ValueError as exc:
+        raise EngineError(str(exc)) from exc
+    if not full.is_file():
+        raise EngineError(f"{file_flag}{open_file}: no such file in {engine.workspace}")
+    if isinstance(line, int) and not isinstance(line, bool):
+        with full.open("rb") as f:
+            count = sum(1 for _ in f)
+        if line > max(count, 1):
+            raise EngineError(
+                f"{line_flag or 'line '}{line} is past the end of {open_file} ({count} lines)"
+            )
+
+
+def _say_why_empty(engine: Engine, result: FindResult) -> None:
+    """An empty index answers nothing; say so and why instead of blaming the vectors."""
+    why = empty_index_reason(engine.status())
+    if why is None:
+        return
+    result.notes[:] = [n for n in result.notes if not n.startswith("vectors unavailable")]
+    result.insufficient_reason = why
 
 
 def _cmd_batch(engine: Engine, args: argparse.Namespace) -> int:
@@ -370,7 +416,9 @@ def _cmd_batch(engine: Engine, args: argparse.Namespace) -> int:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise EngineError(f"cannot read batch file {path}: {exc}") from exc
-    _, notes = engine.refresh(ProgressBar(enabled=not args.quiet))
+    bar = ProgressBar(enabled=not args.quiet)
+    _, notes = engine.refresh(bar)
+    bar.close()
     for note in notes:
         print(f"note: {printable(note)}", file=sys.stderr)
     for n, line in enumerate(lines, 1):
@@ -386,6 +434,8 @@ def _cmd_batch(engine: Engine, args: argparse.Namespace) -> int:
             if not isinstance(query, str):
                 raise EngineError("'query' must be a string")
             req = _request(query, args, item.get("open_file"), item.get("line"))
+            if isinstance(req.open_file, str):
+                check_place(engine, req.open_file, req.line)
             out = {"id": item_id, **to_json_dict(engine.find(req, refresh=False))}
         except (EngineError, ValueError, TypeError, RecursionError) as exc:
             out = {"id": item_id if item_id is not None else n, "error": str(exc)}
@@ -402,48 +452,6 @@ def _cmd_status(engine: Engine, args: argparse.Namespace) -> int:
     else:
         print(render_status(status))
     return 0
-
-
-def render(result: FindResult) -> str:
-    """The answer for a person; every line of it from the repository escaped (``printable``)."""
-    p = printable
-    lines = []
-    where = f"{p(result.branch or '-')}@{(result.commit or '-')[:10]}"
-    lines.append(f"query: {p(result.query)}   [{result.intent}]   index: {where}")
-    for note in result.notes:
-        lines.append(f"note: {p(note)}")
-    if not result.results:
-        lines.append("no results")
-    for i, r in enumerate(result.results, 1):
-        loc = f"{p(r.path)}:{r.start}-{r.end}"
-        lines.append(
-            f"{i:>2}. {loc:<48} {p(r.symbol) or '-':<32} {r.score:.4f}  {p(', '.join(r.reasons))}"
-        )
-    verdict = f"confidence {result.confidence:.2f}"
-    if result.insufficient:
-        verdict += f" — insufficient evidence: {p(result.insufficient_reason or '')}"
-    lines.append(verdict)
-    ctx = result.context
-    lines.append(f"--- context ({ctx.tokens}/{ctx.budget} tokens, {len(ctx.dropped)} dropped) ---")
-    lines.append(printable(ctx.text, lines=True))
-    return "\n".join(lines)
-
-
-def render_status(s: Status) -> str:
-    fresh = "up to date" if s.pending == 0 else f"{s.pending} files pending"
-    rows = [
-        ("workspace", s.workspace),
-        ("index", s.index_dir),
-        ("commit", f"{s.commit or '-'} ({s.branch or 'no branch'}){' dirty' if s.dirty else ''}"),
-        ("indexed", f"{s.indexed_commit or '-'} at {s.indexed_at or 'never'} — {fresh}"),
-        ("files", str(s.files)),
-        ("chunks", f"{s.chunks} ({s.vectors} with vectors)"),
-        ("size", f"{s.index_bytes / 1e6:.1f} MB"),
-        ("model", s.model or "-"),
-        ("ranking", s.ranking),
-        ("writer", "another process" if s.locked_by_other else "this process"),
-    ]
-    return "\n".join(f"{k:<10} {printable(v)}" for k, v in rows)
 
 
 if __name__ == "__main__":

@@ -143,8 +143,17 @@ class RankingConfig:
     neighbour_boost: float = _key(1.0, 0.0, 100.0)  # imports or is imported by the open file
     same_dir_boost: float = _key(0.5, 0.0, 100.0)  # in the open file's folder
     call_boost: float = _key(1.0, 0.0, 100.0)  # calls or is called by the open file (each way)
-    # The user already sees the open file; neighbours are news.
-    open_file_factor: float = _key(0.5, 0.0, 1.0)
+    # The open file's own chunks: a multiplier (1: no penalty; measured on variant c, where
+    # the answer is in the open file, a penalty hid it: docs/quality.md) and votes for those a
+    # text channel found (the file one is in is the likeliest place of all).
+    open_file_factor: float = _key(1.0, 0.0, 1.0)
+    open_file_boost: float = _key(3.0, 0.0, 100.0)
+    # Co-change (git history): the open file's strongest partners are a recall channel, voting
+    # at this weight, and a feature adding up to this many votes by partner strength (a share
+    # of the open file's commits that also touched the partner, in [0, 1]).
+    cochange_weight: float = _key(1.0, 0.0, 100.0)
+    cochange_boost: float = _key(3.0, 0.0, 100.0)
+    cochange_k: int = _key(10, 0, 1_000)  # partner files read per question
     # Build outputs and generated copies of other files (dist/, a Deno mirror of src/).
     generated_factor: float = _key(0.3, 0.0, 1.0)
     # C/C++ prototypes and type declaration files (.d.ts, .pyi), unless asked about types.

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from filelock import FileLock, Timeout
 
@@ -36,15 +37,16 @@ from .api import (
     checked,
 )
 from .config import CONFIG_FILE, Config, ConfigError, describe_tuned, load_config, read_tuned
+from .filekinds import wants_vector
 from .git import Git
 from .index import snapshot
-from .index.indexer import Indexer, PassInput, Progress
+from .index.indexer import Indexer, PassInput, Progress, merge_counts
 from .index.parts import IndexParts, PartsUnavailable
 from .index.plan import chunking_key, plan, vector_target
 from .index.scan import ScanResult, scan_workspace
 from .index.store import Store
 from .models import crossencoder
-from .models.embed_cache import EmbeddingCache
+from .models.embed_cache import EmbeddingCache, embedding_text
 from .models.embedder import Embedder
 from .paths import (
     cache_root,
@@ -58,6 +60,9 @@ from .search import pipeline
 from .search.answers import AnswerCache, answer_key
 from .search.lookups import Lookups
 from .search.pipeline import SearchIndex
+
+if TYPE_CHECKING:
+    from .models.cluster import EmbeddingPool
 
 
 class IndexWriteError(EngineError):
@@ -279,12 +284,14 @@ class Engine:
         self,
         progress: Progress | None = None,
         cancel: threading.Event | None = None,
+        pool: EmbeddingPool | None = None,
         paths: Iterable[str] | None = None,
     ) -> IndexReport:
         """Bring the index up to date with the working tree (and editor overlays): only changed
         files are read, only new chunk texts are embedded. ``cancel`` stops the pass early:
         before the store is written nothing changes; during embedding, what was embedded
-        stays and the rest waits for the next pass. ``paths``: the workspace-relative files
+        stays and the rest waits for the next pass. ``pool``: Ray actors embed instead of this
+        process (``index --cluster``, docs/cluster.md). ``paths``: the workspace-relative files
         known to have changed (a watcher's events): only they are looked at, unless the pass
         finds it must scan everything (HEAD moved, ignore rules changed, a folder moved)."""
         with self._index_lock:
@@ -293,7 +300,7 @@ class Engine:
                 only = None if paths is None else self._changed(paths)
                 job = PassInput(self.config, dict(self._overlays), self._focus, only)
                 return self._indexer.run(
-                    job, lambda: self.embedder, lambda: self.cache, progress, cancel
+                    job, lambda: self.embedder, lambda: self.cache, progress, cancel, pool
                 )
             except (OSError, sqlite3.OperationalError, ValueError, RuntimeError) as exc:
                 if not _cannot_write(exc):
@@ -304,6 +311,18 @@ class Engine:
                 ) from exc
             finally:
                 self._indexing = False
+
+    def embedding_texts(self) -> list[str]:
+        """The embedded text of every chunk of this index, once each (what ``cache export``
+        ships: the cache keys follow from them and the model id)."""
+        with self.snapshot():
+            chunks = self.reader.all_chunks()
+            # Only what gets a vector (filekinds.wants_vector): catalogs and data stay BM25 only.
+            return list(
+                dict.fromkeys(
+                    embedding_text(sc.chunk) for sc in chunks if wants_vector(sc.chunk.path)
+                )
+            )
 
     def refresh(self, progress: Progress | None = None) -> tuple[IndexReport | None, list[str]]:
         """An index pass before answering, when this process may write; a note instead of an
@@ -347,6 +366,7 @@ class Engine:
             locked_by_other=self.locked_by_other,
             state=self.state,
             ranking=describe_tuned(self.tuned),
+            skipped=merge_counts(scan.skipped, self.reader.skipped_reasons()),
         )
 
     def indexed_head(self) -> tuple[str | None, str | None]:

@@ -48,7 +48,13 @@ describe('packaging', () => {
       assert.equal(run.status, 0, `npm run package failed (signal ${run.signal}):\n${log.slice(-2000)}`);
       // A .vsix is a zip; its central directory names every file in plain text.
       const bytes = fs.readFileSync(out).toString('latin1');
-      for (const name of ['extension/package.json', 'extension/dist/extension.js', 'extension/readme.md']) {
+      for (const name of [
+        'extension/package.json',
+        'extension/dist/extension.js',
+        'extension/readme.md',
+        'extension/changelog.md',
+        'extension/images/icon.png',
+      ]) {
         assert.ok(bytes.includes(name), `${vsix} lacks ${name}`);
       }
       fs.rmSync(path.dirname(out), { recursive: true, force: true });

@@ -23,6 +23,7 @@ import {
   ConfigurationRequest,
   createProtocolConnection,
   DidChangeConfigurationNotification,
+  DidChangeWorkspaceFoldersNotification,
   DidOpenTextDocumentNotification,
   ExecuteCommandRequest,
   ExitNotification,
@@ -43,6 +44,7 @@ import {
 } from 'vscode-languageserver-protocol/node';
 
 import { evidenceItems, parseShowRelatedArgs } from '../../src/evidence';
+import { EvidenceModel, present, type EvidenceNode } from '../../src/evidenceView';
 import {
   ClientCommands,
   FindRequest,
@@ -53,7 +55,7 @@ import {
 } from '../../src/protocol';
 import { serverLaunch } from '../../src/serverCommand';
 import {
-  configurationItem,
+  configurationAnswers,
   didChangeConfigurationParams,
   initializationOptions,
   readSettings,
@@ -210,6 +212,9 @@ describe(
     let settings: ClientSettings = readSettings(
       (key) => ({ limit: 5, budgetTokens: 1500, rerank: 'off' })[key],
     );
+    // Folder-level settings by folder URI, answered the way client.ts answers them.
+    const folderSettings: Record<string, ClientSettings> = {};
+    let lastAnswer: FindResult | undefined;
 
     const uriOf = (rel: string): string => pathToFileURL(path.join(ws, rel)).toString();
     const c = (): ProtocolConnection => {
@@ -247,7 +252,11 @@ describe(
         return null;
       });
       conn.onRequest(ConfigurationRequest.type, (params) =>
-        params.items.map((item) => configurationItem(settings, item.section)),
+        configurationAnswers(
+          params.items,
+          (scope) => (scope && folderSettings[scope]) || settings,
+          params.items.map(() => null),
+        ),
       );
       conn.onRequest(RegistrationRequest.type, () => null);
       conn.onRequest('workspace/codeLens/refresh', () => null);
@@ -384,12 +393,34 @@ describe(
       assert.ok(result.context.tokens <= result.context.budget);
       assert.match(result.context.text, /# billing\.py:\d+-\d+/);
 
+      lastAnswer = result;
       const items = evidenceItems(result);
       const row = items.find((i) => i.evidence === hit);
       assert.ok(row);
       assert.equal(row.label, '$(symbol-function) compute_invoice_total — billing.py:6');
       assert.equal(row.location.uri, uriOf('billing.py'));
       assert.equal(row.location.range.start.line, 5);
+    });
+
+    it('builds the Evidence view from the answer: question → file → chunk that opens', () => {
+      assert.ok(lastAnswer, 'the find test did not run');
+      const model = new EvidenceModel();
+      model.add({ query: lastAnswer.query }, lastAnswer);
+      const [answer] = model.children(undefined);
+      const top = present(answer);
+      assert.equal(top.label, lastAnswer.query);
+      assert.match(top.description ?? '', /^(confidence \d\.\d\d|insufficient) · \d+ results?$/);
+      const files = model.children(answer).filter((n) => n.kind === 'file');
+      const billing = files.find((n) => present(n).label === 'billing.py');
+      assert.ok(billing, files.map((n) => present(n).label).join(', '));
+      const chunk = model
+        .children(billing)
+        .map(present)
+        .find((v) => v.label === 'compute_invoice_total');
+      assert.ok(chunk, 'no compute_invoice_total chunk');
+      assert.equal(chunk.location?.uri, uriOf('billing.py'));
+      assert.equal(chunk.location?.range.start.line, 5);
+      assert.match(chunk.description ?? '', /^L6–\d+ · \d\.\d{3}/);
     });
 
     it('applies workspace/didChangeConfiguration without a restart', async () => {
@@ -481,6 +512,60 @@ describe(
       // ...and keeps serving.
       const result: FindResult = await c().sendRequest(FindRequest, { query: 'checkout' });
       assert.ok(result.results.some((r) => r.path === 'app.py'));
+    });
+
+    it('searches every folder of a multi-root workspace, each with its own settings', async () => {
+      const ledger = path.join(tmp, 'ledger');
+      fs.mkdirSync(ledger);
+      fs.writeFileSync(path.join(ledger, 'ledger.py'), 'def post_ledger_entry(amount):\n    return amount\n');
+      git(ledger, 'init', '-q');
+      git(ledger, 'add', '.');
+      git(ledger, 'commit', '-q', '-m', 'ledger');
+      const ledgerUri = pathToFileURL(fs.realpathSync(ledger)).toString();
+      const shopUri = pathToFileURL(fs.realpathSync(ws)).toString();
+      folderSettings[ledgerUri] = readSettings((key) => ({ budgetTokens: 900 })[key]);
+      await c().sendNotification(DidChangeWorkspaceFoldersNotification.type, {
+        event: { added: [{ uri: ledgerUri, name: 'ledger' }], removed: [] },
+      });
+      await waitFor(
+        'the added folder indexed',
+        () =>
+          statuses.find((s) => s.workspace === ledgerUri && (s.state === 'ready' || s.state === 'partial')),
+        READY_TIMEOUT_MS,
+        () => stderr,
+      );
+      const both: FindResult = await c().sendRequest(FindRequest, {
+        query: 'post_ledger_entry compute_invoice_total',
+        limit: 20,
+      });
+      assert.deepEqual(new Set(both.workspaceFolders), new Set([shopUri, ledgerUri]));
+      assert.deepEqual(new Set(both.results.map((r) => r.workspaceFolder)), new Set([shopUri, ledgerUri]));
+      const scores = both.results.map((r) => r.score);
+      assert.deepEqual(
+        scores,
+        [...scores].sort((a, b) => b - a),
+      );
+      const model = new EvidenceModel();
+      model.add({ query: both.query }, both);
+      const [answer] = model.children(undefined);
+      const folders = model.children(answer).filter((n: EvidenceNode) => n.kind === 'folder');
+      assert.deepEqual(new Set(folders.map((f) => present(f).label)), new Set(['ledger', path.basename(ws)]));
+      const ledgerNode = folders.find((f) => present(f).label === 'ledger');
+      const [ledgerFile] = model.children(ledgerNode);
+      const [entry] = model.children(ledgerFile).map(present);
+      assert.equal(entry.location?.uri, `${ledgerUri}/ledger.py`);
+      // The ledger folder's own budget; the shop keeps the window's (cleared: the default).
+      const inLedger: FindResult = await c().sendRequest(FindRequest, {
+        query: 'post_ledger_entry',
+        workspaceFolder: ledgerUri,
+      });
+      assert.equal(inLedger.context.budget, 900);
+      assert.ok(inLedger.results.every((r) => r.workspaceFolder === ledgerUri));
+      const inShop: FindResult = await c().sendRequest(FindRequest, {
+        query: 'compute_invoice_total',
+        workspaceFolder: shopUri,
+      });
+      assert.equal(inShop.context.budget, 2000);
     });
   },
 );

@@ -75,10 +75,23 @@ describe('server launch', () => {
       missingServerMessage(serverLaunch({ serverPath: 'ce', pythonPath: '' })),
       /codeEvidence\.serverPath/,
     );
-    const msg = crashMessage(launch, 2, "Traceback...\nModuleNotFoundError: No module named 'pygls'\n\n");
+    const script = serverLaunch({ serverPath: 'code-evidence', pythonPath: '' });
+    const msg = crashMessage(script, 2, 'Traceback...\nOSError: [Errno 28] No space left on device\n\n');
     assert.match(msg, /stopped unexpectedly 2 times/);
-    assert.match(msg, /Last message: ModuleNotFoundError: No module named 'pygls'/);
-    assert.match(msg, /codeEvidence\.pythonPath/);
+    assert.match(msg, /Last message: OSError: \[Errno 28\] No space left on device/);
+    assert.match(msg, /codeEvidence\.serverPath/);
+    const dep = crashMessage(launch, 2, "Traceback...\nModuleNotFoundError: No module named 'pygls'\n\n");
+    assert.match(dep, /Last message: ModuleNotFoundError: No module named 'pygls'/);
+    assert.match(dep, /"\/v\/bin\/python" cannot run the server: it has no module "pygls"/);
+    assert.match(dep, /codeEvidence\.pythonPath/);
+    // The Python that was tried, and how to install the server into it.
+    const py = serverLaunch({ serverPath: 'code-evidence', pythonPath: '/usr/bin/python3' });
+    const noServer = crashMessage(py, 1, '/usr/bin/python3: No module named code_evidence\n');
+    assert.match(
+      noServer,
+      /the Python "\/usr\/bin\/python3" cannot run the server: it has no module "code_evidence"/,
+    );
+    assert.match(noServer, /"\/usr\/bin\/python3" -m pip install code-evidence/);
     assert.doesNotMatch(crashMessage(launch, 1, ''), /Last message/);
   });
 });

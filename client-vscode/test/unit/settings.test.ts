@@ -11,6 +11,7 @@ import {
   serverSettingsChanged,
   toServerSettings,
 } from '../../src/settings';
+import { BUDGET_TOKENS_MAX, BUDGET_TOKENS_MIN } from '../../src/protocol';
 
 const reader = (values: Record<string, unknown>) => (key: string) => values[key];
 
@@ -67,7 +68,8 @@ describe('settings mapping', () => {
     assert.equal(s.serverPath, 'code-evidence');
     assert.deepEqual(s.serverEnv, { A: '1' });
     assert.equal(readSettings(reader({ limit: 0 })).limit, 1);
-    assert.equal(readSettings(reader({ budgetTokens: 10 })).budgetTokens, 256);
+    assert.equal(readSettings(reader({ budgetTokens: -10 })).budgetTokens, BUDGET_TOKENS_MIN);
+    assert.equal(readSettings(reader({ budgetTokens: 10 ** 9 })).budgetTokens, BUDGET_TOKENS_MAX);
     assert.equal(readSettings(reader({ budgetTokens: 12_600.4 })).budgetTokens, 12_600);
   });
 

@@ -27,8 +27,19 @@ TOP_FILES = 10
 TOP_CHUNKS = 10
 KS = (1, 5, 10)
 METRICS = ("R@1", "R@5", "R@10", "MRR@10", "nDCG@10", "chunk@10")
+# Variant c only (the open file holds the answer): the open file is among the first 3 files.
+OPEN_IN_3 = "open@3"
 COMMIT_POOLED = "commit a+b"
-GROUP_ORDER = ("commit a", "commit b", "docstring", COMMIT_POOLED, "trace", "message")
+GROUP_ORDER = (
+    "commit a",
+    "commit b",
+    "commit c",
+    "docstring",
+    COMMIT_POOLED,
+    "trace",
+    "message",
+    "unanswerable",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +107,10 @@ CONFIGS: dict[str, Variant] = {
     "+cross-encoder": Variant(_RANKED, (("reranker", "cross-encoder"),)),
     "+cross-encoder deep": Variant(_RANKED, (("reranker", "cross-encoder"),), "deep"),
     "full": Variant(),
+    # Everything but the co-change channel and feature (git history): its ablation row.
+    "full -co-change": Variant(
+        None, (("cochange_k", 0), ("cochange_weight", 0.0), ("cochange_boost", 0.0))
+    ),
     # Issue 17's ranking features, one off at a time (index-time ones, module resolution and
     # the test conventions, are measured as before/after runs instead).
     "full -generated": Variant(ranking=(("generated_factor", 1.0), ("source_of_open_boost", 0.0))),
@@ -123,6 +138,8 @@ def score_case(case: Case, hits: list[Hit]) -> dict[str, float]:
     """README metrics for one case; ``chunk@10`` is absent when no gold file has ranges.
     ``hits`` is the engine's answer as given: the variant-b rule (:func:`scored`) applies here."""
     gold = case.gold
+    if not gold:
+        return {}  # an unanswerable question: only its verdict (a refusal) counts
     hits = [h for h in hits if scored(case, h.path)]
     files = file_ranking(hits)[:TOP_FILES]
     m: dict[str, float] = {f"R@{k}": len(set(files[:k]) & gold.keys()) / len(gold) for k in KS}
@@ -131,6 +148,8 @@ def score_case(case: Case, hits: list[Hit]) -> dict[str, float]:
     dcg = sum(1.0 / math.log2(i + 2) for i, p in enumerate(files) if p in gold)
     ideal = sum(1.0 / math.log2(i + 2) for i in range(min(len(gold), TOP_FILES)))
     m["nDCG@10"] = dcg / ideal
+    if case.variant == "c" and case.open_file is not None:
+        m[OPEN_IN_3] = float(case.open_file in files[:3])
     if any(gold.values()):
         m["chunk@10"] = float(
             any(
@@ -149,6 +168,9 @@ def aggregate(per_case: list[dict[str, float]]) -> dict[str, float | int | None]
         vals = [m[k] for m in per_case if k in m]
         out[k] = sum(vals) / len(vals) if vals else None
     out["n_chunk"] = sum(1 for m in per_case if "chunk@10" in m)
+    opened = [m[OPEN_IN_3] for m in per_case if OPEN_IN_3 in m]
+    if opened:
+        out[OPEN_IN_3] = sum(opened) / len(opened)
     return out
 
 
@@ -157,7 +179,7 @@ def group_metrics(runs: list[CaseRun]) -> dict[str, dict[str, float | int | None
     by_group: dict[str, list[dict[str, float]]] = {}
     for r in runs:
         by_group.setdefault(r.case.group, []).append(r.metrics)
-        if r.case.kind == "commit":
+        if r.case.kind == "commit" and r.case.variant in "ab":
             by_group.setdefault(COMMIT_POOLED, []).append(r.metrics)
     keys = sorted(
         by_group,
@@ -188,10 +210,12 @@ def fmt(v: float | int | None, width: int = 8) -> str:
 
 
 def metrics_table(title: str, groups: dict[str, dict[str, float | int | None]]) -> str:
-    head = f"{'group':<12} {'n':>4} " + " ".join(f"{k:>8}" for k in METRICS)
+    extra = (OPEN_IN_3,) if any(OPEN_IN_3 in a for a in groups.values()) else ()
+    head = f"{'group':<12} {'n':>4} " + " ".join(f"{k:>8}" for k in (*METRICS, *extra))
     lines = [title, head, "-" * len(head)]
     for g, a in groups.items():
-        lines.append(f"{g:<12} {a['n']:>4} " + " ".join(fmt(a[k]) for k in METRICS))
+        cells = " ".join(fmt(a.get(k)) for k in (*METRICS, *extra))
+        lines.append(f"{g:<12} {a['n']:>4} " + cells)
     return "\n".join(lines)
 
 

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -39,6 +40,9 @@ from .parts import IndexParts, lexdoc
 from .plan import Plan, chunking_key, overlaid, plan, plan_paths, vector_target
 from .scan import FileEntry, ScanResult, scan_paths, scan_workspace
 from .store import FileRow, StoredChunk
+
+if TYPE_CHECKING:
+    from ..models.cluster import EmbeddingPool
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 EMBED_BATCH = 256  # chunks per embed-and-cache step: bounds work lost to a crash
@@ -69,6 +73,15 @@ def embed_priority(chunk: Chunk) -> int:
     if chunk.language == "text" or chunk.kind == "window":
         return PRIORITY_OTHER
     return PRIORITY_SOURCE
+
+
+def merge_counts(*counts: dict[str, int]) -> dict[str, int]:
+    """Per-reason counts added up."""
+    out: dict[str, int] = {}
+    for c in counts:
+        for k, n in c.items():
+            out[k] = out.get(k, 0) + n
+    return out
 
 
 def with_secrets(path: str, text: str, chunks: list[Chunk]) -> list[Chunk]:
@@ -116,21 +129,24 @@ class Indexer:
         cache: Callable[[], EmbeddingCache],
         progress: Progress | None = None,
         cancel: threading.Event | None = None,
+        pool: EmbeddingPool | None = None,
     ) -> IndexReport:
         """``cancel`` stops the pass early: before the store is written nothing changes;
         during embedding, what was embedded stays and the rest waits for the next pass.
-        ``embedder`` and ``cache`` are made only when vectors are on."""
+        ``embedder`` and ``cache`` are made only when vectors are on. ``pool``: the cache's
+        misses are embedded by Ray actors (models/cluster.py) instead of this process."""
         t0 = time.perf_counter()
         parts, store, cfg = self.parts, self.parts.store, job.config
         key = chunking_key(cfg.index)
         if parts.read_only:
             scan = scan_workspace(self.workspace, cfg.index, self.git, dirty=False)
+            files_indexed, chunks_total = store.counts()
             return IndexReport(
                 files_seen=len(scan.files),
                 files_changed=0,
                 files_removed=0,
                 files_skipped=sum(scan.skipped.values()),
-                chunks_total=store.counts()[1],
+                chunks_total=chunks_total,
                 chunks_added=0,
                 chunks_removed=0,
                 embedded=0,
@@ -138,6 +154,7 @@ class Indexer:
                 ms=(time.perf_counter() - t0) * 1000,
                 skipped=dict(scan.skipped),
                 read_only=True,
+                files_indexed=files_indexed,
             )
         targeted = self._targeted(job, key) if job.paths is not None else None
         if targeted is not None:
@@ -253,22 +270,27 @@ class Indexer:
             }
         )
 
-        if scan.git.commit and scan.git.commit != store.get_meta("history_head"):
-            self._update_last_commits(scan.git.commit)
+        head = scan.git.commit
+        read_at = {store.get_meta("history_head"), store.get_meta("cochange_head")}
+        if head and read_at != {head}:
+            freshness.update_history(self.git, store, head)
 
         if policy_changed and len(parts.vectors):
             self._drop_refused_vectors()
         embedded, from_cache, cancelled = 0, 0, False
         if cfg.stages.vectors:
             embedded, from_cache, cancelled = self._fill_vectors(
-                added, job.focus, embedder(), cache(), progress, cancel
+                added, job.focus, embedder(), cache(), progress, cancel, pool
             )
+        # Skips this pass made are in the store now, with those of unchanged files not re-read.
+        skipped = merge_counts(scan.skipped, store.skipped_reasons())
+        files_indexed, chunks_total = store.counts()
         return IndexReport(
-            files_seen=store.counts()[0] if targeted is not None else len(scan.files),
+            files_seen=files_indexed if targeted is not None else len(scan.files),
             files_changed=len(updates),
             files_removed=len(removed),
             files_skipped=sum(skipped.values()),
-            chunks_total=store.counts()[1],
+            chunks_total=chunks_total,
             chunks_added=len(added),
             chunks_removed=len(removed_ids),
             embedded=embedded,
@@ -276,6 +298,7 @@ class Indexer:
             ms=(time.perf_counter() - t0) * 1000,
             skipped=skipped,
             cancelled=cancelled,
+            files_indexed=files_indexed,
         )
 
     def _targeted(self, job: PassInput, key: str) -> tuple[ScanResult, Plan] | None:
@@ -310,20 +333,6 @@ class Indexer:
         if any(i in self.parts.vectors for i in refused):
             self.parts.vectors.remove(refused)
             self.parts.vectors.save()
-
-    def _update_last_commits(self, head: str) -> None:
-        """The newest commit touching each file, for the freshness feature: incremental when
-        the new HEAD descends from the last one seen, a full walk otherwise (once per HEAD)."""
-        store = self.parts.store
-        previous = store.get_meta("history_head")
-        since = previous if previous and freshness.is_ancestor(self.git, previous, head) else None
-        commits = freshness.last_commits(self.git, head, since)
-        head_time = freshness.commit_time(self.git, head)
-        if commits is None or head_time is None:
-            return
-        with store.transaction():
-            store.set_last_commits(commits, replace=since is None)
-            store.set_meta({"history_head": head, "history_head_time": str(head_time)})
 
     def _relink_imports(self, cfg: Config) -> None:
         """Import edges and the build-output finding, from the whole file set and the
@@ -396,6 +405,7 @@ class Indexer:
         cache: EmbeddingCache,
         progress: Progress | None,
         cancel: threading.Event | None,
+        pool: EmbeddingPool | None = None,
     ) -> tuple[int, int, bool]:
         """Vectors for new chunks: the cache first, the model for the misses, saved in steps so
         an interrupted pass keeps what it computed. Also repairs chunks an earlier, interrupted
@@ -417,6 +427,9 @@ class Indexer:
         # the same text share a key: one part embeds it once, a later part finds it in the cache.
         missing = self._embed_order(parts.add_cached_vectors(todo), focus)
         from_cache = len(todo) - len(missing)
+        if pool is not None:
+            done, cancelled = self._fill_from_pool(missing, pool, cache, progress, cancel)
+            return done, from_cache, cancelled
         embedded = 0
         last_save = time.perf_counter()
         try:
@@ -441,3 +454,41 @@ class Indexer:
             if missing:
                 vectors.save()
         return embedded, from_cache, False
+
+    def _fill_from_pool(
+        self,
+        missing: list[StoredChunk],
+        pool: EmbeddingPool,
+        cache: EmbeddingCache,
+        progress: Progress | None,
+        cancel: threading.Event | None,
+    ) -> tuple[int, bool]:
+        """The cache's misses through the cluster: each distinct text sent once, in the
+        priority order of ``missing``; each finished part (already in the cache) goes into
+        the vector index as it arrives. Returns the texts embedded and whether cancelled."""
+        chunks_of: dict[str, list[StoredChunk]] = {}
+        texts: dict[str, str] = {}
+        for sc in missing:
+            if sc.emb_key:
+                chunks_of.setdefault(sc.emb_key, []).append(sc)
+                texts.setdefault(sc.emb_key, embedding_text(sc.chunk))
+        vectors, embedded = self.parts.vectors, 0
+        last_save = time.perf_counter()
+        stream = pool.embed_stream(cache, texts)
+        try:
+            for stored in stream:
+                ids = [sc.id for key in stored for sc in chunks_of[key]]
+                vectors.add(ids, np.stack([v for key, v in stored.items() for _ in chunks_of[key]]))
+                embedded += len(stored)
+                if time.perf_counter() - last_save >= VECTOR_SAVE_S:
+                    vectors.save()
+                    last_save = time.perf_counter()
+                if progress:
+                    progress("embed", embedded, len(texts))
+                if cancel is not None and cancel.is_set():
+                    return embedded, embedded < len(texts)
+        finally:
+            stream.close()  # cancels the parts in flight
+            if missing:
+                vectors.save()
+        return embedded, False

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..api import Chunk
+from .cochange import DDL as COCHANGE_DDL
+from .cochange import CoChangeTable
 from .generated import GENERATED_META, GeneratedFiles
 from .storefile import (
     StoreCorrupt,
@@ -81,6 +83,7 @@ CREATE TABLE IF NOT EXISTS import_edges (src TEXT NOT NULL, dst TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS import_src ON import_edges(src);
 CREATE INDEX IF NOT EXISTS import_dst ON import_edges(dst);
 """
+_DDL += COCHANGE_DDL
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,6 +229,11 @@ class Store:
         rows = self.db.execute("SELECT path, size, mtime_ns, mode FROM skipped_files")
         return {p: (size, mtime, mode) for p, size, mtime, mode in rows}
 
+    def skipped_reasons(self) -> dict[str, int]:
+        """How many remembered skips there are for each reason (``minified``, ``binary``...)."""
+        rows = self.db.execute("SELECT reason, count(*) FROM skipped_files GROUP BY reason")
+        return {reason: n for reason, n in rows}
+
     def set_skipped(self, path: str, size: int, mtime_ns: int, mode: int, reason: str) -> None:
         self.db.execute(
             "INSERT INTO skipped_files(path, size, mtime_ns, mode, reason) VALUES(?,?,?,?,?) "
@@ -247,6 +255,10 @@ class Store:
             "ON CONFLICT(path) DO UPDATE SET sha=excluded.sha, time=excluded.time",
             [(p, sha, t) for p, (sha, t) in commits.items()],
         )
+
+    def cochange(self) -> CoChangeTable:
+        """Which files changed together (``cochange.py``), on this connection."""
+        return CoChangeTable(self.db)
 
     def commit_times(self, paths: Iterable[str]) -> dict[str, int]:
         path_list = list(dict.fromkeys(paths))

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from ..api import IndexReport
+from ..config import CONFIG_FILE
 from ..engine import Engine
 from ..index.indexer import IndexCancelled
 from ..index.load import normalise_newlines
@@ -99,9 +100,13 @@ class PassScheduler:
         quiet_s: float = QUIET_S,
         max_wait_s: float = MAX_WAIT_S,
         clock: Clock | None = None,
+        on_config_change: Callable[[], None] | None = None,
     ) -> None:
         """``indexed_head``: how the host reads ``Engine.indexed_head`` (on its read thread,
-        if it keeps one); ``clock``: the debouncer's (see ``watch.Clock``)."""
+        if it keeps one); ``clock``: the debouncer's (see ``watch.Clock``);
+        ``on_config_change``: called (on the watcher's thread) when the folder's
+        ``.code-evidence.toml`` was written, created or deleted."""
+        self._on_config_change = on_config_change
         self.engine = engine
         self.root = engine.workspace
         self.reporter = reporter
@@ -253,6 +258,8 @@ class PassScheduler:
             return done()
 
     def _on_batch(self, batch: Batch) -> None:
+        if self._on_config_change is not None and str(self.root / CONFIG_FILE) in batch.paths:
+            self._on_config_change()  # it requests the pass the new settings need
         paths = self._ignore.relevant(batch.paths) if batch.paths else []
         log.debug(
             "batch: %d events, %d paths (%d relevant), head=%s, buffers=%s",
@@ -360,7 +367,7 @@ class PassScheduler:
             # The watcher's paths and the changed buffers are all that moved, unless something
             # asked for a full scan (start, HEAD, settings, a save without a watcher).
             paths = None if want.full else want.paths | overlays_changed
-            report = self.engine.index(tracker, cancel, paths)
+            report = self.engine.index(tracker, cancel, paths=paths)
         except IndexCancelled:
             tracker.end("cancelled")
             msg = "indexing cancelled; the index keeps what it had (codeEvidence.reindex resumes)"

@@ -35,6 +35,9 @@ class Folders:
         self.failed: dict[Path, str] = {}  # folders whose engine could not open, and why
         self.settings = protocol.Settings()
         self.multi_root = False
+        # Settings pulls started (workspace/configuration): an answer to an older pull than
+        # the newest is stale, since a change may have been pushed in between.
+        self.settings_pulls = 0
         # The user's opt-in to run git in repositories other users own: only from
         # initializationOptions (what the editor's own configuration starts the server with),
         # never from settings that a workspace's files can carry.
@@ -109,7 +112,28 @@ class Folders:
 
     def default_session(self, where: str) -> FolderSession:
         """The first folder, for a request that names no document."""
-        for session in self.sessions.values():
-            return session
+        return self.all_sessions(where)[0]
+
+    def all_sessions(self, where: str) -> list[FolderSession]:
+        """Every open folder, for a question that names no document; InvalidParams, saying
+        why, when none is open."""
+        if self.sessions:
+            return list(self.sessions.values())
         why = "; ".join(f"{r}: {m}" for r, m in self.failed.items()) or "none was given"
         raise invalid(f"{where}: no workspace folder is open ({why})")
+
+    def session_for_folder(self, uri: str, where: str) -> FolderSession:
+        """The session of the workspace folder ``uri`` names (a question asked of one folder
+        of a multi-root workspace)."""
+        try:
+            root = uri_to_path(uri).resolve()
+        except UriError as exc:
+            raise invalid(f"{where}: {exc}") from exc
+        if root in self.sessions:
+            return self.sessions[root]
+        if root in self.failed:
+            raise invalid(
+                f"{where}: the workspace folder {root} could not be opened: {self.failed[root]}"
+            )
+        roots = ", ".join(str(r) for r in self.sessions) or "none"
+        raise invalid(f"{where}: {uri} is not a workspace folder ({roots})")

@@ -14,7 +14,15 @@ from typing import Any, get_args
 
 from pygls.exceptions import JsonRpcInvalidParams
 
-from ..api import FindResult, IndexReport, Intent, Status, to_json_dict
+from ..api import (
+    MAX_BUDGET_TOKENS,
+    MAX_LIMIT,
+    FindResult,
+    IndexReport,
+    Intent,
+    Status,
+    to_json_dict,
+)
 from ..search.explain import explain
 from .uris import location, path_to_uri
 
@@ -48,13 +56,14 @@ FIND_PARAMS = (
     "intent",
     "asOf",
     "depth",
+    "workspaceFolder",
 )
 DEPTHS = ("quick", "interactive", "deep")
 _LSP_PARAMS = frozenset({"workDoneToken", "partialResultToken"})
 # Fields the server adds to the engine's FindResult / Evidence (schema.py) when it answers.
-ANSWER_EXTRA_FIELDS = ("indexState",)
+ANSWER_EXTRA_FIELDS = ("indexState", "workspaceFolders")
 EXPLAIN_EXTRA_FIELDS = ("explain",)
-RESULT_EXTRA_FIELDS = ("uri", "range")
+RESULT_EXTRA_FIELDS = ("uri", "range", "workspaceFolder")
 STATUS_FIELDS = (
     "workspace",
     "state",
@@ -95,6 +104,8 @@ class FindParams:
     intent: str = "auto"
     as_of: str | None = None  # a git revision: answer from the code as it was there
     depth: str = "interactive"  # see FindRequest.depth
+    # Without a document: search this workspace folder only (a URI); None: every folder.
+    folder: str | None = None
 
 
 def _int(raw: dict[str, Any], key: str, where: str, minimum: int) -> int | None:
@@ -157,6 +168,11 @@ def parse_find_params(raw: object, where: str = FIND_REQUEST) -> FindParams:
     as_of = raw.get("asOf")
     if as_of is not None and (not isinstance(as_of, str) or not as_of.strip()):
         raise ParamsError(f"{where}: 'asOf' must be a git revision (a non-empty string)")
+    folder = raw.get("workspaceFolder")
+    if folder is not None and (not isinstance(folder, str) or not folder):
+        raise ParamsError(f"{where}: 'workspaceFolder' must be a workspace folder URI")
+    if folder is not None and uri is not None:
+        raise ParamsError(f"{where}: give 'textDocument' or 'workspaceFolder', not both")
     depth = raw.get("depth") or "interactive"
     if depth not in DEPTHS:
         raise ParamsError(f"{where}: 'depth' must be one of {', '.join(DEPTHS)}, got {depth!r}")
@@ -170,6 +186,7 @@ def parse_find_params(raw: object, where: str = FIND_REQUEST) -> FindParams:
         intent=intent,
         as_of=as_of,
         depth=depth,
+        folder=folder,
     )
 
 
@@ -208,8 +225,9 @@ def parse_settings(raw: dict[str, Any]) -> tuple[Settings, list[str]]:
         if value is None:
             continue
         if key in ("budgetTokens", "limit"):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                warnings.append(f"{key} must be a positive integer, got {value!r}")
+            low, high = (0, MAX_BUDGET_TOKENS) if key == "budgetTokens" else (1, MAX_LIMIT)
+            if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+                warnings.append(f"{key} must be an integer from {low} to {high}, got {value!r}")
                 continue
             values["budget_tokens" if key == "budgetTokens" else "limit"] = value
         elif key == "rerank":
@@ -233,12 +251,41 @@ def find_answer(
     answer = to_json_dict(result)
     if explained:
         answer["explain"] = explain(result)
+    folder = path_to_uri(root)
     for item in answer["results"]:
         loc = location(root, item["path"], item["start"], item["end"])
         item["uri"] = loc["uri"]
         item["range"] = loc["range"]
+        item["workspaceFolder"] = folder
     answer["indexState"] = index_state
+    answer["workspaceFolders"] = [folder]
     return answer
+
+
+def merged_answer(answers: list[dict[str, Any]], limit: int) -> dict[str, Any]:
+    """Answers of several workspace folders (each from :func:`find_answer`) as one: every
+    result, best score first, cut to ``limit``, each saying its ``workspaceFolder``. The rest
+    (context pack, confidence, commit, trace) is the answer of the folder with the best
+    result, which a note names; ``indexState`` is the least ready folder's."""
+    if len(answers) == 1:
+        return answers[0]
+    results = sorted(
+        (r for a in answers for r in a["results"]), key=lambda r: r["score"], reverse=True
+    )
+    best = max(answers, key=lambda a: a["results"][0]["score"] if a["results"] else float("-inf"))
+    merged = dict(best)
+    merged["results"] = results[:limit]
+    merged["workspaceFolders"] = [f for a in answers for f in a["workspaceFolders"]]
+    states = [a["indexState"] for a in answers]
+    merged["indexState"] = next((s for s in INDEX_STATES if s in states), best["indexState"])
+    merged["notes"] = [
+        *best["notes"],
+        f"searched {len(answers)} workspace folders; the context pack, confidence and commit "
+        f"are {best['workspace']}'s",
+    ]
+    if "explain" in best:
+        merged["explain"] = [line for a in answers for line in a["explain"]]
+    return merged
 
 
 def status_payload(

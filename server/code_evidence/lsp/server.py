@@ -165,6 +165,10 @@ class _Reporter:
         srv.call_soon(srv.work_done_progress.begin, token, begin)
         return _Progress(srv, token)
 
+    def error(self, message: str) -> None:
+        params = types.ShowMessageParams(type=types.MessageType.Error, message=message)
+        self.server.call_soon(self.server.window_show_message, params)
+
     def index_changed(self) -> None:
         srv = self.server
         if srv.supports("workspace.code_lens.refresh_support"):

@@ -28,6 +28,7 @@ from ..api import (
     RequestControl,
     Status,
 )
+from ..config import CONFIG_FILE, ConfigError, load_config
 from ..engine import Engine
 from ..live import watch
 from ..live.passes import Head, PassScheduler, PassStatus, ProgressHandle
@@ -45,6 +46,8 @@ class Reporter(Protocol):
     def progress(self, title: str, cancel: threading.Event) -> ProgressHandle | None: ...
 
     def index_changed(self) -> None: ...
+
+    def error(self, message: str) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +83,7 @@ class FolderSession:
         cfg = self.engine.config
         self._base = _Base(cfg.context.budget_tokens, cfg.stages.rerank, tuple(cfg.index.exclude))
         self.default_limit: int | None = None
+        self._settings = protocol.Settings()  # the editor's, applied over the file's
         # Hover, lenses and status on workers of their own; finds on the others, deep last.
         self.pool = RequestPool(f"read-{self.root.name}")
         self._last_payload: dict[str, Any] | None = None
@@ -89,6 +93,7 @@ class FolderSession:
             indexed_head=self.indexed_head,
             quiet_s=quiet_s,
             max_wait_s=max_wait_s,
+            on_config_change=self.reload_config,
         )
 
     # -- lifecycle -------------------------------------------------------------
@@ -125,12 +130,37 @@ class FolderSession:
         except OSError:
             return None
 
+    def reload_config(self) -> None:
+        """``.code-evidence.toml`` changed: its settings apply now, under the editor's, and a
+        pass brings the index in line (excludes, chunking). A file that does not hold is
+        shown as an error and the last good settings stay."""
+        try:
+            cfg = load_config(self.root, self.engine.tuned.get("ranking"))
+        except ConfigError as exc:
+            self.reporter.error(
+                f"Code Evidence, {self.root}: {exc}. The last good settings stay in use until "
+                f"{CONFIG_FILE} is fixed."
+            )
+            return
+        if self.engine.config_error:
+            self.engine.notes.remove(self.engine.config_error)
+            self.engine.config_error = None
+        self._base = _Base(cfg.context.budget_tokens, cfg.stages.rerank, tuple(cfg.index.exclude))
+        self.engine.configure(cfg)
+        self.apply_settings(self._settings)
+        self.passes.request_pass(f"{CONFIG_FILE} changed")
+
     def apply_settings(self, s: protocol.Settings) -> None:
+        self._settings = s
         cfg = self.engine.config
         exclude = (*self._base.exclude, *s.exclude)
         self.engine.configure(
             cfg.changed(
-                context={"budget_tokens": s.budget_tokens or self._base.budget_tokens},
+                context={
+                    "budget_tokens": self._base.budget_tokens
+                    if s.budget_tokens is None
+                    else s.budget_tokens
+                },
                 stages={"rerank": self._base.rerank if s.rerank == "auto" else s.rerank == "on"},
                 index={"exclude": exclude},
             )

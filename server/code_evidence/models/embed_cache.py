@@ -36,14 +36,20 @@ def embedding_text(chunk: Chunk) -> str:
 
 
 def embedding_key(chunk: Chunk, model_id: str) -> str:
+    return text_key(embedding_text(chunk), model_id)
+
+
+def text_key(text: str, model_id: str) -> str:
+    """The cache key of an embedded text: it binds the vector to the model and the exact text
+    (an imported cache file is checked against it, see ``embed_transfer``)."""
     digest = hashlib.sha256()
     digest.update(model_id.encode("utf-8"))
     digest.update(b"\x00")
-    digest.update(embedding_text(chunk).encode("utf-8", "surrogatepass"))
+    digest.update(text.encode("utf-8", "surrogatepass"))
     return digest.hexdigest()
 
 
-def _to_stored(vector: np.ndarray) -> np.ndarray:
+def to_stored(vector: np.ndarray) -> np.ndarray:
     """What the cache keeps (float16: half the disk, far below the model's own int8 noise),
     widened and renormalised. Fresh and cached vectors both go through this, so an index pass
     gives the same vectors whether or not the cache was warm."""
@@ -235,7 +241,7 @@ def embed_with_cache(
     for start in range(0, total, _CACHE_BLOCK):
         block = misses[start : start + _CACHE_BLOCK]
         fresh = embedder.embed([texts_by_key[key] for key in block])
-        stored = {key: _to_stored(vec) for key, vec in zip(block, fresh, strict=True)}
+        stored = {key: to_stored(vec) for key, vec in zip(block, fresh, strict=True)}
         cache.put_many(stored)
         vectors.update(stored)
         done += len(block)

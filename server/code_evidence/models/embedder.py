@@ -124,6 +124,11 @@ class Embedder:
                 self._session = session
             return self._session
 
+    def provider(self) -> str:
+        """The onnxruntime execution provider the session runs on (loads the model): a cluster
+        worker reports it, so a run says which nodes used CUDA."""
+        return str(self._get_session().get_providers()[0])
+
     def embed(self, texts: Sequence[str], batch_size: int | None = None) -> np.ndarray:
         """(n, 384) float32, L2-normalised mean pooling. Texts are sorted by token length before
         batching so a batch pads to a similar length; the output is in input order."""

@@ -59,20 +59,25 @@ def merge_pieces(cands: list[Candidate]) -> list[Candidate]:
     return out
 
 
-def diversify(cands: list[Candidate], per_file: int, margin: float = 1.0) -> list[Candidate]:
+def diversify(
+    cands: list[Candidate], per_file: int, margin: float = 1.0, open_file: str | None = None
+) -> list[Candidate]:
     """Keep the order, but move a file's chunks beyond ``per_file`` behind everything else, so
     the first screen of results spans files instead of five neighbours of one; and, with
     ``margin`` above 1, show distinct places first: a file already shown comes again only when
     its next chunk scores more than ``margin`` times the best chunk of a file not shown yet.
-    The order in which files first appear never changes, only where their repeats go."""
+    The order in which files first appear never changes, only where their repeats go. The
+    open file may keep twice ``per_file``: when the answer is in the file one is in, which of
+    its parts is what the question is about."""
     cands = merge_pieces(cands)
     seen: dict[str, int] = {}
     head: list[Candidate] = []
     tail: list[Candidate] = []
     for c in cands:
-        n = seen.get(c.stored.chunk.path, 0)
-        seen[c.stored.chunk.path] = n + 1
-        (head if n < per_file else tail).append(c)
+        path = c.stored.chunk.path
+        n = seen.get(path, 0)
+        seen[path] = n + 1
+        (head if n < (2 * per_file if path == open_file else per_file) else tail).append(c)
     ordered = head + tail
     if margin <= 1.0:
         return ordered
@@ -101,7 +106,14 @@ def _distinct_first(ordered: list[Candidate], margin: float) -> list[Candidate]:
 # when the question is about another project. Confidence maps [0.25, 0.65] onto [0, 1].
 COSINE_FLOOR = 0.25
 COSINE_SPAN = 0.4
-VERBATIM_TAGS = ("exact-identifier", "must-match", "path-match", "innermost-frame", "error-message")
+VERBATIM_TAGS = (
+    "exact-identifier",
+    "must-match",
+    "path-match",
+    "innermost-frame",
+    "error-message",
+    "message-template",
+)
 VERBATIM_BONUS = 0.2
 
 

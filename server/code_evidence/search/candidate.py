@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..index.cochange import Partner
 from ..index.store import StoredChunk
 
 
@@ -22,6 +23,8 @@ class Candidate:
     # Documentation that lives elsewhere (a C/C++ prototype's comment in a header): second-stage
     # scorers read it with the chunk's text; results never show it.
     doc: str = ""
+    # The file changed together with the open file in past commits (the co-change feature).
+    cochange: Partner | None = None
 
     @property
     def id(self) -> int:

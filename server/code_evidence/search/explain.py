@@ -7,9 +7,11 @@ drift from the ranking that produced the answer.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from ..api import Evidence, FindResult
 
-CHANNELS = ("bm25", "vector", "structural", "frames")
+CHANNELS = ("bm25", "vector", "structural", "cochange", "frames")
 FEATURE_TAGS = {
     "exact-identifier",
     "mentions-identifier",
@@ -23,6 +25,10 @@ FEATURE_TAGS = {
     "innermost-frame",
     "stack-frame",
     "error-message",
+    "co-change",
+    "message-template",
+    "raises",
+    "open-file",
 }
 PENALTY_TAGS = {"test", "declaration", "open-file", "deprecated"}
 
@@ -40,6 +46,10 @@ def explain_result(r: Evidence) -> str:
         elif channel == "vector" and "cosine" in s:
             raw = f" cos {s['cosine']:.3f}"
         found.append(f"{channel} #{int(rank)}{raw}")
+    if "cochange_count" in s:
+        last = datetime.fromtimestamp(s.get("cochange_last", 0.0), UTC).date().isoformat()
+        count = int(s["cochange_count"])
+        found.append(f"changed with the open file in {count} commits, last {last}")
     parts = [", ".join(found) or "no channel"]
     parts.append(f"fused {s.get('fused', 0.0):.4f}")
     if "declared-in-header" in r.reasons:

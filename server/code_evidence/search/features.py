@@ -11,7 +11,9 @@ import re
 
 from ..config import Config
 from ..filekinds import file_flags, is_declaration_path
+from ..index.cochange import Partner
 from ..index.generated import GeneratedFiles
+from . import templates
 from .candidate import Candidate
 from .declarations import DECLARATION_KIND
 from .query import QueryAnalysis
@@ -24,6 +26,10 @@ W_MUST_MATCH = 0.5
 W_INNERMOST_FRAME = 3.0  # the frame that raised: where a fix usually goes
 W_FRAME = 1.0
 W_ERROR_MESSAGE = 1.5  # holds a literal fragment of the pasted error message
+# Holds the template that produced the pasted message (placeholders matching the values),
+# scaled by how much of the message it explains: the raise with the sentence, not the class.
+W_TEMPLATE = 2.0
+W_RAISES = 1.0  # raises or throws the exception type the error line names
 FRESH_HALF_LIFE_DAYS = 90.0
 FRESH_TAG_DAYS = 30.0
 DEPRECATED_FACTOR = 0.6  # marked deprecated and called by nothing in the workspace
@@ -47,13 +53,15 @@ def apply_features(
     use_boosts: bool = True,
     caller_counts: dict[str, int] | None = None,
     ages: dict[str, float] | None = None,
+    cochange: dict[str, Partner] | None = None,
     generated: GeneratedFiles | None = None,
 ) -> list[Candidate]:
     """Filters always apply (they are policy, not ranking); boosts only when ``use_boosts``.
     Data the caller read for these candidates: ``caller_counts`` (name -> how many chunks call
     it, for the names of :func:`marked_deprecated` candidates) lets dead deprecated code sink;
     ``ages`` (path -> days since its last commit) feeds freshness; ``generated`` (the index
-    pass's build outputs and twins) demotes copies below their sources."""
+    pass's build outputs and twins) demotes copies below their sources; ``cochange`` (path ->
+    the open file's co-change partner) feeds the co-change feature."""
     rc = cfg.ranking
     vote = 1.0 / (rc.rrf_k + 1)
     names = set(qa.names)
@@ -127,9 +135,18 @@ def apply_features(
         if qa.fragments and any(f in ch.text for f in qa.fragments):
             boost += W_ERROR_MESSAGE
             c.tag("error-message")
+        match = templates.best_template(ch.text, qa.message_bodies) if qa.message_bodies else None
+        if match is not None:
+            boost += W_TEMPLATE * match.coverage
+            c.tag("message-template")
+        if any(templates.raises(ch.text, t) for t in qa.exception_types):
+            boost += W_RAISES
+            c.tag("raises")
         if editor.open_file:
             if ch.path == editor.open_file:
                 c.factor *= rc.open_file_factor
+                if c.ranks.keys() & {"bm25", "vector"}:
+                    boost += rc.open_file_boost
                 c.tag("open-file")
             elif "source-of-open" in rel:
                 boost += rc.source_of_open_boost
@@ -148,6 +165,11 @@ def apply_features(
                 if tag in rel:
                     boost += rc.call_boost
                     c.tag(tag)
+            partner = (cochange or {}).get(ch.path)
+            if partner is not None:
+                boost += rc.cochange_boost * partner.strength
+                c.cochange = partner
+                c.tag("co-change")
         days = age.get(ch.path)
         if days is not None:
             # Half the vote at 90 days: code that just changed is more likely to change again.

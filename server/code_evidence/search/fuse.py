@@ -18,6 +18,7 @@ def channel_weights(cfg: RankingConfig) -> dict[str, float]:
         "bm25": cfg.bm25_weight,
         "vector": cfg.vector_weight,
         "structural": cfg.structural_weight,
+        "cochange": cfg.cochange_weight,
         "frames": 1.0,
     }
 

@@ -188,6 +188,7 @@ def answer(
             if cfg.ranking.freshness_weight > 0
             else {}
         ),
+        cochange=rec.cochange,
         generated=index.reader.generated_files(),
     )
     timings["features"] = StageTiming(len(cands), _ms(t0))
@@ -205,7 +206,9 @@ def answer(
     notes.extend(rerank_notes)
     timings["rerank"] = StageTiming(scored, _ms(t0))
     t0 = time.perf_counter()
-    ranked = assemble.diversify(cands, cfg.ranking.per_file_results, cfg.ranking.distinct_margin)
+    ranked = assemble.diversify(
+        cands, cfg.ranking.per_file_results, cfg.ranking.distinct_margin, open_file
+    )
     max_fused = sum(weights.get(name, 1.0) for name in rec.channels) / (cfg.ranking.rrf_k + 1)
     verdict = assemble.judge(ranked, qa, max_fused, cfg.ranking.insufficient_below)
     # Ranking and the verdict saw the real text; what leaves the engine is masked.
@@ -276,6 +279,9 @@ def evidence(c: Candidate) -> Evidence:
         scores["rerank"] = c.rerank
     if c.cross is not None:
         scores["cross"] = c.cross
+    if c.cochange is not None:
+        scores["cochange_count"] = float(c.cochange.count)
+        scores["cochange_last"] = float(c.cochange.last_time)
     return Evidence(
         path=ch.path,
         start=ch.start,

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from ..index import cjk
 from ..index.terms import code_terms, split_identifier
 from . import crosslingual
-from .stacktraces import Frame, error_messages, message_fragments, parse_frames
+from .stacktraces import Frame, error_messages, message_fragments, parse_frames, typed_text
+from .templates import message_body
 
 _STOPWORD_TEXT = """
     a an the and or but if then else when while of to in on at by for from with without into
@@ -47,6 +48,8 @@ _DECLARATION_WORDS = frozenset(
     | {"types", "typings", "typing", "typedef", "typedefs", "stub", "stubs"}
 )
 _HEADER_EXTS = (".h", ".hh", ".hpp", ".hxx", ".h++", ".d.ts", ".pyi")
+# Error words that name no type a workspace raises.
+_GENERIC_ERRORS = frozenset({"Error", "ERROR", "FATAL", "Exception"})
 
 
 @dataclass(slots=True)
@@ -64,6 +67,10 @@ class QueryAnalysis:
     frames: list[Frame] = field(default_factory=list)  # pasted stack trace, innermost first
     messages: list[str] = field(default_factory=list)  # error lines ("KeyError: 'x'")
     fragments: list[str] = field(default_factory=list)  # literal parts of those messages
+    # What a message template in the code may have produced: the bodies of the error lines,
+    # or a short one-line question that may be a message pasted without its type.
+    message_bodies: list[str] = field(default_factory=list)
+    exception_types: list[str] = field(default_factory=list)  # named in error lines ("KeyError")
     # English rendering of a question that holds Chinese (crosslingual.py); None for others.
     rendering: str | None = None
 
@@ -101,6 +108,8 @@ def _looks_like_identifier(word: str) -> bool:
 
 
 def classify_intent(raw: str, has_trace: bool) -> str:
+    """``has_trace``: the question holds a stack trace or an error line (``Type: message``),
+    which makes it a failure question whatever the words around it."""
     text = raw.strip().lower()
     if has_trace or re.search(
         r"traceback|exception|error:|panicked at|stack trace|failed with", text
@@ -124,7 +133,8 @@ def _exception_type_names(message: str) -> list[str]:
 
 
 def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
-    quoted = [next(g for g in m.groups() if g) for m in _QUOTED_RE.finditer(raw)]
+    typed = typed_text(raw)  # must-match text comes only from what the user typed
+    quoted = [next(g for g in m.groups() if g) for m in _QUOTED_RE.finditer(typed)]
     paths: list[str] = []
     path_lines: dict[str, int] = {}
     for m in _PATH_RE.finditer(raw):
@@ -134,7 +144,8 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
         paths.append(p)
         if m.group(2):
             path_lines[p] = int(m.group(2))
-    error_codes = list(dict.fromkeys(m.group(1) for m in _ERROR_CODE_RE.finditer(raw)))
+    all_codes = list(dict.fromkeys(m.group(1) for m in _ERROR_CODE_RE.finditer(raw)))
+    error_codes = list(dict.fromkeys(m.group(1) for m in _ERROR_CODE_RE.finditer(typed)))
     identifiers = []
     path_text = set(paths)
     for m in _IDENT_RE.finditer(raw):
@@ -150,19 +161,26 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
     # happened, and quoted parts are values formatted into the message: neither is a name the
     # answer must contain.
     exception_types = {part for m in messages for part in _exception_type_names(m)}
-    in_messages = {q for q in quoted if any(q in m for m in messages)}
-    quoted = [q for q in quoted if q not in in_messages]
+    bodies = [message_body(m) for m in messages]
+    if not bodies and not frames and "\n" not in raw.strip() and 12 <= len(raw.strip()) <= 300:
+        bodies = [raw.strip()]
+    raised = [
+        t
+        for t in dict.fromkeys(_exception_type_names(m)[-1] for m in messages if ":" in m)
+        if t[:1].isupper() and t not in _GENERIC_ERRORS
+    ]
     identifiers = [i for i in identifiers if i not in exception_types]
     for q in quoted:
         if re.fullmatch(r"[A-Za-z_][\w.]*", q):
             identifiers.append(q)
     identifiers = list(dict.fromkeys(identifiers))
+    failure = bool(frames or messages)
     if intent != "auto":
         resolved_intent = intent
     else:
         resolved_intent = crosslingual.classify_intent(
             raw, bool(frames), bool(messages)
-        ) or classify_intent(raw, bool(frames))
+        ) or classify_intent(raw, failure)
     rendering = crosslingual.render(raw)
 
     terms: list[str] = []
@@ -178,7 +196,7 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
             if whole:
                 terms.append(whole)
                 terms.extend(p for p in split_identifier(part) if p not in STOPWORDS)
-    for code in error_codes:
+    for code in all_codes:
         terms.append(code.lower())
     if rendering is not None:
         # Chinese words (single characters and question words dropped) for Chinese comments,
@@ -203,5 +221,7 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
         frames=frames,
         messages=messages,
         fragments=list(dict.fromkeys(fragments)),
+        message_bodies=list(dict.fromkeys(b for b in bodies if b)),
+        exception_types=raised,
         rendering=rendering.text if rendering is not None else None,
     )

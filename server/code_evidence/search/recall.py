@@ -1,4 +1,4 @@
-"""Recall: BM25, vectors and the structural channel, each returning its own ranking.
+"""Recall: BM25, vectors, the structural channel and co-change, each returning its own ranking.
 
 Channels run in parallel (Tantivy and onnxruntime release the GIL). A channel that is switched
 off, not built yet or failing contributes nothing instead of failing the request; the reason
@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..config import Config
+from ..index.cochange import Partner
 from ..index.lexical import LexicalIndex
 from ..index.store import Store
 from ..index.vectors import VectorIndex
@@ -33,6 +34,8 @@ class RecallResult:
     notes: list[str] = field(default_factory=list)
     # Structural relations of candidates to the editor state: chunk id -> relation tags.
     relations: dict[int, set[str]] = field(default_factory=dict)
+    # The open file's co-change partners (git history), by path.
+    cochange: dict[str, Partner] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -99,6 +102,22 @@ def recall(
         cap = cfg.ranking.structural_k
         res.channels["structural"] = ordered[:cap] if cap > 0 else ordered
         res.ms["structural"] = (time.perf_counter() - t0) * 1000
+    rc = cfg.ranking
+    if cfg.stages.structural and editor.open_file and rc.cochange_k > 0:
+        t0 = time.perf_counter()
+        head_time = store.get_meta("history_head_time")
+        partners = (
+            store.cochange().partners(editor.open_file, int(head_time), rc.cochange_k)
+            if head_time
+            else []
+        )
+        res.cochange = {p.path: p for p in partners}
+        if partners and rc.cochange_weight > 0:
+            ids = [cid for p in partners for cid in store.chunk_ids_of(p.path)]
+            ordered = _order_structural(ids, store, cache, query_vec[0] if query_vec else None, res)
+            cap = rc.structural_k
+            res.channels["cochange"] = ordered[:cap] if cap > 0 else ordered
+        res.ms["cochange"] = (time.perf_counter() - t0) * 1000
     return res
 
 

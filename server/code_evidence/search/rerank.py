@@ -30,6 +30,10 @@ from .query import STOPWORDS, QueryAnalysis
 
 class Reranker(Protocol):
     name: str
+    # Whether the request's time budget may cut it short. Only the cross-encoder (a model run
+    # per pair) may be cut: the cheap scorers always run whole, so an answer's quality does not
+    # depend on how busy the machine is.
+    cut_by_deadline: bool
 
     def score(self, qa: QueryAnalysis, cands: list[Candidate], deadline: float) -> int:
         """Set ``c.rerank`` on candidates in order until ``deadline`` (perf_counter seconds);
@@ -47,6 +51,7 @@ class Reranker(Protocol):
 
 class FeatureReranker:
     name = "features"
+    cut_by_deadline = False
 
     def wanted(self, head: int) -> int:
         return head
@@ -82,6 +87,7 @@ class BiEncoderReranker:
     (README); not the default."""
 
     name = "bi-encoder"
+    cut_by_deadline = False
 
     def wanted(self, head: int) -> int:
         return head
@@ -122,7 +128,8 @@ def rerank(
     budget_ms: int | None,
 ) -> tuple[list[Candidate], int, list[str]]:
     """Order candidates by their final score, each reranker refining the order the one before
-    left. ``budget_ms`` None: no deadline (deep requests). Returns (ordered, how many the last
+    left. ``budget_ms`` None: no deadline (deep requests); it binds only the rerankers that
+    may be cut (``cut_by_deadline``: the cross-encoder). Returns (ordered, how many the last
     reranker scored, notes on what degraded)."""
     for c in cands:
         c.score = base_score(c)
@@ -136,7 +143,7 @@ def rerank(
             break
         wanted = reranker.wanted(len(head))
         try:
-            scored = reranker.score(qa, head, deadline)
+            scored = reranker.score(qa, head, deadline if reranker.cut_by_deadline else math.inf)
         except Exception as exc:  # the stage is an enhancement: keep the order so far
             notes.append(f"{reranker.name} rerank failed ({exc}); order before it kept")
             scored = 0
@@ -218,6 +225,7 @@ class CrossEncoderReranker:
     away by a model that reads only text."""
 
     name = "cross-encoder"
+    cut_by_deadline = True
 
     def __init__(
         self,

@@ -29,11 +29,21 @@ _GO_FUNC = re.compile(r"^([\w./*()-]+)\(.*\)\s*$", re.M)
 _RUST_AT = re.compile(r"^\s*at (\S+\.rs):(\d+):\d+\s*$", re.M)
 _RUST_PANIC = re.compile(r"panicked at (?:'.*?', )?(\S+\.rs):(\d+):\d+")
 _JAVA = re.compile(r"^\s*at ([\w$.]+)\.([\w$<>]+)\(([\w$]+\.(?:java|kt|scala)):(\d+)\)", re.M)
+# An error line, ``Type: message``, whatever prefixes it: a dotted type whose last part is
+# capitalised (``requests.exceptions.InvalidURL``, ``java.lang.IllegalStateException``), a bare
+# one named like an exception (``KeyError``, ``BadParameter``, ``InvalidURL``), or the
+# bare words CLIs and runtimes print: ``Error:``, ``error[E0308]:``, ``panic:``, ``fatal:``.
 _MESSAGE = re.compile(
-    r"^\s*(?:Exception in thread \"[^\"]*\" |Caused by: )?(?:[\w.]+\.)?"
-    r"([A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt)|panic|error)"
-    r"(?:\[\w+\])?:\s*(.+?)\s*$",
+    r"^\s*(?:Exception in thread \"[^\"]*\" |Caused by: |Uncaught |\[\w+\] )?"
+    r"((?:[A-Za-z_][\w$]*\.)+[A-Z][\w$]*|[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt)"
+    r"|(?:Invalid|Bad|Missing|Unknown|NoSuch|Illegal|Unsupported|Unexpected|Duplicate)[A-Z]\w*"
+    r"|[A-Z]\w*(?:Failure|Fault|Panic)|[Ee]rror|ERROR|panic|fatal(?: error)?|FATAL)"
+    r"(?:\[\w+\])?(?: \[[\w-]+\])?:[ \t]+(\S.*?)\s*$",
     re.M,
+)
+_PY_HEADERS = re.compile(
+    r"^(?:Traceback \(most recent call last\):|During handling of the above exception"
+    r"|The above exception was the direct cause|goroutine \d+ \[)"
 )
 _FRAGMENT_SPLIT = re.compile(
     r"'[^']*'|\"[^\"]*\"|<[^>]*>|\b0x[0-9a-f]+\b|\b\d+\b|[\w./\\-]+\.\w{1,5}\b"
@@ -62,6 +72,28 @@ def parse_frames(text: str) -> list[Frame]:
         hint = package.replace(".", "/") + "/" if package else None
         frames.append(Frame(m.group(3), int(m.group(4)), m.group(2), hint))
     return list(dict.fromkeys(frames))
+
+
+def typed_text(text: str) -> str:
+    """What the user typed around a paste: the question without its trace (frame lines, the
+    code lines a Python trace prints under them, trace headers) and without its error lines.
+    Must-match text is read from here only: a frame's path (``<string>``, another machine's
+    ``/.../console.py``) or a value formatted into a message is not something the answer
+    contains."""
+    frame_res = (_PY, _JS, _GO, _GO_FUNC, _RUST_AT, _RUST_PANIC, _JAVA, _MESSAGE)
+    kept: list[str] = []
+    under_frame = False
+    for line in text.split("\n"):
+        if _PY.match(line):
+            under_frame = True
+            continue
+        if under_frame and line[:1] in (" ", "\t") and line.strip():
+            continue  # the code line (and ^^^ markers) under a Python frame
+        under_frame = False
+        if _PY_HEADERS.match(line.strip()) or any(r.search(line) for r in frame_res):
+            continue
+        kept.append(line)
+    return "\n".join(kept)
 
 
 def error_messages(text: str) -> list[str]:

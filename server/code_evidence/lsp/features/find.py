@@ -18,6 +18,7 @@ from ...live.pool import Priority
 from .. import protocol
 from ..protocol import invalid
 from ..server import CodeEvidenceServer
+from ..session import FolderSession
 
 FIND_WAIT_FOR_EDITS_S = 3.0  # how long a find waits for unsaved edits to be indexed
 
@@ -25,6 +26,8 @@ FIND_WAIT_FOR_EDITS_S = 3.0  # how long a find waits for unsaved edits to be ind
 async def answer(
     ls: CodeEvidenceServer, raw: object, where: str, explained: bool = False
 ) -> dict[str, Any]:
+    """One folder's answer when the question names a document or a folder; otherwise every
+    folder's, merged by score (a multi-root workspace is searched whole)."""
     try:
         p = protocol.parse_find_params(raw, where)
     except protocol.ParamsError as exc:
@@ -35,8 +38,25 @@ async def answer(
         if not session.exists(rel):
             raise invalid(f"{where}: unknown document {p.uri}: it is not open and not on disk")
         await ls.run(session.passes.wait_for_buffers, FIND_WAIT_FOR_EDITS_S)
+    elif p.folder is not None:
+        session = ls.folders.session_for_folder(p.folder, where)
     else:
-        session = ls.folders.default_session(where)
+        sessions = ls.folders.all_sessions(where)
+        answers = await asyncio.gather(
+            *(_answer_in(ls, s, p, None, where, explained) for s in sessions)
+        )
+        return protocol.merged_answer(list(answers), p.limit or sessions[0].default_limit or 10)
+    return await _answer_in(ls, session, p, rel, where, explained)
+
+
+async def _answer_in(
+    ls: CodeEvidenceServer,
+    session: FolderSession,
+    p: protocol.FindParams,
+    rel: str | None,
+    where: str,
+    explained: bool,
+) -> dict[str, Any]:
     req = FindRequest(
         query=p.query,
         open_file=rel,

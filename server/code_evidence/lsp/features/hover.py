@@ -4,6 +4,10 @@ A hover fires on every mouse rest, so it uses only cheap reads: definitions and 
 from the store's name tables, and "related" from a ``quick`` find, whose rerank is the feature
 scorer alone (never the cross-encoder), cached per index generation. The panel is markdown,
 each location a link that opens it.
+
+A name the open file imports under another name (``from billing import total as t``, ``import
+{ total as t }``, ``use a::total as t;``) has no definition of its own: the panel follows the
+alias to the imported name, so it shows what the Related list already found.
 """
 
 from __future__ import annotations
@@ -57,10 +61,39 @@ def identifier_at(line: str, column: int, ruby: bool = False) -> str | None:
     return None
 
 
+# One import statement: ``from m import ...``, ``import ...``, ``export ...``, ``use ...``,
+# ``using ...``, with a parenthesised or braced name list that may span lines.
+_IMPORT_STMT = re.compile(
+    r"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+import|import|export|use|using)\b"
+    r"(?:[^\n(){}]*(?:\([^)]*\)|\{[^}]*\}))*[^\n]*",
+    re.M,
+)
+
+
+def import_alias(text: str, name: str) -> str | None:
+    """The name ``name`` stands for when the file imports it under an alias, else None:
+    ``X as name`` (Python, JS/TS, Rust, Kotlin, PHP), ``X => name`` (Scala) and ``using name =
+    a.b.X`` (C#). A module alias (``import numpy as np``) gives the module's last part, which
+    has no definition either, so the panel stays as it was."""
+    n = re.escape(name)
+    forms = (
+        re.compile(rf"([A-Za-z_$][\w$]*)\s+as\s+{n}(?![\w$])"),
+        re.compile(rf"([A-Za-z_$][\w$]*)\s*=>\s*{n}(?![\w$])"),
+        re.compile(rf"^[ \t]*using\s+{n}\s*=\s*(?:[\w]+\.)*([A-Za-z_]\w*)", re.M),
+    )
+    for m in _IMPORT_STMT.finditer(text):
+        for form in forms:
+            found = form.search(m.group())
+            if found and found.group(1) != name:
+                return found.group(1)
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class HoverFacts:
-    found: Related  # what Engine.related returned for the name here
+    found: Related  # what Engine.related returned for the name here (the alias followed)
     where: str  # "branch@commit · state"
+    alias: str | None = None  # the name under the cursor, when it is an import alias
 
 
 def _link(root: Path, ev: Evidence) -> str:
@@ -72,7 +105,10 @@ def _link(root: Path, ev: Evidence) -> str:
 def render(root: Path, facts: HoverFacts) -> str:
     """The panel as markdown; each location a ``path:line`` link that opens it."""
     found = facts.found
-    lines = [f"**`{found.name}`** — Code Evidence", ""]
+    title = f"**`{found.name}`**"
+    if facts.alias:
+        title = f"**`{facts.alias}`** (alias of `{found.name}`)"
+    lines = [f"{title} — Code Evidence", ""]
     if found.definitions:
         lines.append("**Defined in**")
         lines.extend(f"- {_link(root, d)} ({d.kind})" for d in found.definitions)
@@ -150,14 +186,25 @@ async def on_hover(ls: CodeEvidenceServer, params: types.HoverParams) -> types.H
 
 def _facts(session: FolderSession, rel: str, line: int, name: str) -> HoverFacts | None:
     """On the folder's latency lane: what the panel shows, or None when the name is unknown."""
+    related = _related(session, rel, line, name)
+    alias = None
+    if not related.definitions:
+        target = import_alias(session.document_text(rel) or "", name)
+        followed = _related(session, rel, line, target) if target else None
+        if followed is not None and (followed.definitions or followed.caller_count):
+            related, alias = followed, name
+    if not related.definitions and not related.caller_count:
+        return None
+    return HoverFacts(related, _where(session), alias)
+
+
+def _related(session: FolderSession, rel: str, line: int, name: str) -> Related:
     key = (session.generation, str(session.root), name, rel, line)
     related = _RELATED.get(key)
     if related is None:
         related = session.related(rel, line, name)
         _RELATED.put(key, related)
-    if not related.definitions and not related.caller_count:
-        return None
-    return HoverFacts(related, _where(session))
+    return related
 
 
 def _where(session: FolderSession) -> str:

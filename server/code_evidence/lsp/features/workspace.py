@@ -19,7 +19,7 @@ from lsprotocol import types
 from .. import protocol
 from ..server import CodeEvidenceServer
 from ..session import FolderSession
-from ..uris import UriError, uri_to_path
+from ..uris import UriError, path_to_uri, uri_to_path
 
 log = logging.getLogger(__name__)
 
@@ -81,24 +81,50 @@ def apply_settings(ls: CodeEvidenceServer, raw: dict[str, Any]) -> None:
         ls.warn(f"codeEvidence settings: {w}; ignored")
 
 
-async def _pull_settings(ls: CodeEvidenceServer) -> None:
-    item = types.ConfigurationItem(section=protocol.SETTINGS_SECTION)
+async def _pull_settings(ls: CodeEvidenceServer, only: FolderSession | None = None) -> None:
+    """Each folder's own settings (``scopeUri``: an editor's per-folder settings override the
+    user's for that folder); an empty answer leaves the folder as the push set it."""
+    sessions = [only] if only is not None else list(ls.folders.sessions.values())
+    if not sessions:
+        return
+    items = [
+        types.ConfigurationItem(scope_uri=path_to_uri(s.root), section=protocol.SETTINGS_SECTION)
+        for s in sessions
+    ]
+    if only is None:  # a folder just added asks for its own and supersedes nothing
+        ls.folders.settings_pulls += 1
+    pull = ls.folders.settings_pulls
     try:
-        values = await ls.workspace_configuration_async(types.ConfigurationParams(items=[item]))
+        values = await ls.workspace_configuration_async(types.ConfigurationParams(items=items))
     except Exception as exc:  # a client that announces but fails the request
         log.warning("workspace/configuration failed: %s", exc)
         return
-    if values and isinstance(values[0], dict) and values[0]:
-        apply_settings(ls, values[0])
+    if only is None and pull != ls.folders.settings_pulls:
+        return  # a newer pull is on its way: this answer may predate the last change
+    warned: set[str] = set()
+    for session, value in zip(sessions, values or [], strict=False):
+        if not isinstance(value, dict) or not value:
+            continue
+        settings, warnings = protocol.parse_settings(value)
+        session.apply_settings(settings)
+        for w in warnings:
+            if w not in warned:
+                warned.add(w)
+                ls.warn(f"codeEvidence settings: {w}; ignored")
 
 
 async def did_change_configuration(
     ls: CodeEvidenceServer, params: types.DidChangeConfigurationParams
 ) -> None:
     section = protocol.settings_section(params.settings)
-    if section is not None:
+    pull = ls.supports("workspace.configuration")
+    if section is not None and pull:
+        # The baseline for folders opened later; each open folder's own settings (and the
+        # warnings about them) come from the pull.
+        ls.folders.apply_settings(protocol.parse_settings(section)[0])
+    elif section is not None:
         apply_settings(ls, section)
-    elif ls.supports("workspace.configuration"):
+    if pull:
         await _pull_settings(ls)
 
 
@@ -124,6 +150,8 @@ async def did_change_folders(
         session = folders.open(root)
         if session is not None:
             _warn_config(ls, session)
+            if ls.supports("workspace.configuration"):
+                await _pull_settings(ls, session)
             await ls.run(session.start)
 
 

@@ -1,0 +1,68 @@
+"""The dev groups the quality bench builds beside the shared ones: variant c (the open file
+holds the answer, scored with ``open@3``) and unanswerable questions (another project's,
+scored by their verdict only)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from code_evidence.evaluation.evaluate import OPEN_IN_3, Case, Hit, aggregate, score_case
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from devset import unanswerable_cases, variant_c_cases
+
+
+def commit(cid: str, variant: str, gold: dict[str, tuple[tuple[int, int], ...]]) -> Case:
+    return Case(
+        cid, "d", "commit", variant, "fix the thing", "x.py" if variant == "b" else None, gold
+    )
+
+
+def test_variant_c_puts_the_user_in_the_most_changed_file_and_labels_its_hunks() -> None:
+    a = commit("a1", "a", {"small.py": ((1, 2),), "big.py": ((10, 30), (40, 41))})
+    b = commit("b1", "b", {"big.py": ((10, 30),)})
+    unranged = commit("a2", "a", {"x.md": ()})
+    [c] = variant_c_cases([a, b, unranged])
+    assert (c.id, c.variant, c.open_file) == ("a1#c", "c", "big.py")
+    assert c.gold == {"big.py": ((10, 30), (40, 41))} and c.group == "commit c"
+    # Scored like a (the open file's results count) and with open@3.
+    m = score_case(c, [Hit("other.py", 1, 5), Hit("big.py", 12, 14)])
+    assert m["MRR@10"] == 0.5 and m["chunk@10"] == 1.0 and m[OPEN_IN_3] == 1.0
+    far = [Hit(f"f{i}.py", 1, 2) for i in range(3)] + [Hit("big.py", 1, 2)]
+    assert score_case(c, far)[OPEN_IN_3] == 0.0
+    assert aggregate([m, score_case(c, far)])[OPEN_IN_3] == 0.5
+
+
+def test_unanswerable_questions_come_from_the_foreign_project(tmp_path: Path) -> None:
+    lines = [
+        {"id": f"z{i}", "kind": "commit", "variant": v, "query": f"q{i}", "gold": [{"path": "p"}]}
+        for i, v in enumerate("abaa")
+    ]
+    (tmp_path / "zod.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    manifest = [
+        {"name": "fastify-v4.24.0-commits", "repo": "fastify/fastify", "cases": "f.jsonl"},
+        {"name": "zod-v3.22.0-commits", "repo": "colinhacks/zod", "cases": "zod.jsonl"},
+    ]
+    cases = unanswerable_cases(tmp_path, manifest, manifest[0], 2)
+    assert [c.query for c in cases] == ["q0", "q2"]  # variant a only, at most n
+    assert all(c.kind == "unanswerable" and not c.gold and c.open_file is None for c in cases)
+    assert cases[0].dataset == "fastify-v4.24.0-commits"
+    assert score_case(cases[0], [Hit("p", 1, 2)]) == {}  # only the verdict counts
+
+
+def test_the_refusal_line_is_chosen_without_the_held_out_project() -> None:
+    from refusal_fit import Row, choose_line, numbers
+
+    def row(project: str, conf: float, right: bool, answerable: bool = True) -> Row:
+        return Row(project, "commit a / Python", conf, answerable, right, not right)
+
+    others = [row("a", 0.5, True), row("a", 0.1, False), row("a", 0.15, True)]
+    others += [row("a", 0.05, False, answerable=False)]
+    # Above 0.15 a right answer would be refused (1 of 3 answerable > 3 %).
+    assert choose_line(others, 0.03) == 0.15
+    n = numbers(others, 0.15)
+    assert n["refused_while_right"] == 0.0 and n["accepted_while_wrong"] == 0.0
+    assert n["unanswerable_refused"] == 1.0
+    assert numbers(others, 0.2)["refused_while_right"] == 1 / 3

@@ -1,0 +1,159 @@
+"""Error messages: any ``Type: message`` line makes a failure question, a pasted message is
+matched against the code's message templates (placeholders match any value) and the raise
+sites of the named type, and must-match text comes only from what the user typed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from code_evidence.api import Chunk, FindRequest
+from code_evidence.engine import Engine
+from code_evidence.index.store import StoredChunk
+from code_evidence.search import templates
+from code_evidence.search.assemble import judge
+from code_evidence.search.candidate import Candidate
+from code_evidence.search.query import analyze
+from code_evidence.search.stacktraces import typed_text
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "requests.exceptions.InvalidURL: Invalid port",
+        "InvalidURL: Invalid port",
+        'Error: required flag(s) "name" not set',
+        "error[E0308]: mismatched types",
+        "panic: runtime error: index out of range [3] with length 3",
+        'Exception in thread "main" java.lang.IllegalStateException: closed',
+        "please help\nclick.exceptions.BadParameter: Invalid value for '--n'",
+    ],
+)
+def test_an_error_line_is_a_failure_question_whatever_its_prefix(line: str) -> None:
+    qa = analyze(line)
+    assert qa.intent == "fix-failure" and qa.messages
+
+
+@pytest.mark.parametrize(
+    "question", ["where is the port parsed", "TypeScript: where is the config read"]
+)
+def test_prose_with_a_colon_is_not_an_error_line(question: str) -> None:
+    assert analyze(question).intent != "fix-failure"
+
+
+@pytest.mark.parametrize(
+    ("code", "message"),
+    [
+        (
+            'raise ValueError(f"Invalid value {x!r}: expected a port")',
+            "Invalid value 'a': expected a port",
+        ),
+        ('raise KeyError("no section %s in %r" % (s, f))', "no section db in 'app.ini'"),
+        ('raise Bad("missing {} of {}".format(a, b))', "missing host of url"),
+        (
+            "throw new Error(`Unknown plugin ${name} in registry`)",
+            "Unknown plugin cors in registry",
+        ),
+        (
+            'return fmt.Errorf("required flag(s) %q not set", name)',
+            'required flag(s) "name" not set',
+        ),
+        ('#[error("invalid header value {0} for key")]', "invalid header value 12 for key"),
+        ('panic!("buffer too small: {} < {}", a, b)', "buffer too small: 3 < 8"),
+        (
+            'throw new IllegalStateException(String.format("queue %s is full", q));',
+            "queue orders is full",
+        ),
+        ('msg = "cannot open " + path + " for writing"', "cannot open /tmp/x for writing"),
+    ],
+)
+def test_templates_match_the_messages_they_produce(code: str, message: str) -> None:
+    assert templates.best_template(code, [message]) is not None
+
+
+def test_a_template_needs_its_pieces_in_order_and_enough_literal_text() -> None:
+    assert templates.best_template('f"expected {a} before {b}"', ["before x expected y"]) is None
+    assert templates.best_template('f"{a}: {b}"', ["host: none"]) is None  # no literal text
+    long = templates.best_template('"Invalid port number"', ["Invalid port number"])
+    short = templates.best_template('"Invalid port"', ["Invalid port number given by user"])
+    assert long is not None and short is not None and long.coverage > short.coverage
+
+
+def test_raise_sites_of_the_named_type() -> None:
+    assert templates.raises("    raise InvalidURL(f'bad {u}')", "InvalidURL")
+    assert templates.raises("throw new InvalidURL(u);", "InvalidURL")
+    assert not templates.raises("class InvalidURL(ValueError):\n    pass", "InvalidURL")
+
+
+TRACE = """Traceback (most recent call last):
+  File "<string>", line 1, in <module>
+  File "/opt/venv/lib/python3.12/site-packages/rich/console.py", line 1429, in render
+    raise NotRenderableError(f"Unable to render {renderable!r}")
+rich.errors.NotRenderableError: Unable to render 'x'"""
+
+
+def test_must_match_comes_only_from_what_the_user_typed() -> None:
+    qa = analyze(TRACE)
+    assert qa.quoted == [] and qa.error_codes == []
+    assert "console.py" not in typed_text(TRACE)
+    qa = analyze('why does "Unable to render" fail here\n' + TRACE)
+    assert qa.quoted == ["Unable to render"]
+
+
+def test_a_traceback_is_not_refused_for_its_frame_paths() -> None:
+    # Before: the quoted frame paths ('<string>', '/opt/.../console.py') were must-match text,
+    # which no result can hold, so a right answer was flagged insufficient.
+    text = 'def render(x):\n    raise NotRenderableError(f"Unable to render {x!r}")'
+    ch = Chunk("rich/console.py", 1, 2, "render", "function", "python", text, "h")
+    top = Candidate(stored=StoredChunk(1, ch, None), fused=0.1, score=0.1)
+    top.channel_scores["vector"] = 0.9
+    verdict = judge([top], analyze(TRACE), 0.1, 0.3)
+    assert verdict.reason is None and not verdict.insufficient
+    typed = judge([top], analyze('where is "Unable to render it" raised'), 0.1, 0.3)
+    assert typed.insufficient  # a quoted phrase the user typed still must match
+
+
+SOURCE = {
+    "net/errors.py": '''
+class InvalidURL(ValueError):
+    """The URL cannot be parsed."""
+
+
+class InvalidHeader(ValueError):
+    """A header value is not valid."""
+''',
+    "net/urls.py": """
+from .errors import InvalidURL
+
+
+def parse_port(text: str) -> int:
+    if not text.isdigit():
+        raise InvalidURL(f"Invalid port: {text!r} is not a number")
+    return int(text)
+
+
+def parse_host(text: str) -> str:
+    if not text:
+        raise InvalidURL("Invalid host: empty")
+    return text
+""",
+}
+
+
+def test_a_pasted_message_finds_the_raise_before_the_class(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    for rel, text in SOURCE.items():
+        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ws / rel).write_text(text)
+    with Engine(ws, tmp_path / "idx") as eng:
+        res = eng.find(FindRequest("net.errors.InvalidURL: Invalid port: '80a' is not a number"))
+    assert res.results[0].symbol == "parse_port"
+    assert {"message-template", "raises"} <= set(res.results[0].reasons)
+    assert not res.insufficient
+
+
+def test_docstrings_are_not_message_templates() -> None:
+    code = 'def client():\n    """Creates a test client for this application."""\n    return 1\n'
+    assert templates.literals(code) == []
+    assert templates.best_template(code, ["Creates a test client for this application."]) is None
