@@ -50,6 +50,7 @@ from .models.embed_cache import EmbeddingCache, embedding_text
 from .models.embedder import Embedder
 from .paths import (
     cache_root,
+    changed_paths,
     default_index_dir,
     private_cache_root,
     private_index_dir,
@@ -246,20 +247,6 @@ class Engine:
         answers improve where the user is while the rest waits its turn."""
         self._focus = frozenset(paths)
 
-    def _changed(self, paths: Iterable[str]) -> frozenset[str] | None:
-        """Changed paths as the index names them; None (scan everything) when one is the
-        root or leaves the workspace (a link out of it): the full scan decides those."""
-        out = set()
-        for path in paths:
-            try:
-                rel = resolve_workspace_path(self.workspace, path)
-            except ValueError:
-                return None
-            if rel == ".":
-                return None
-            out.add(rel)
-        return frozenset(out)
-
     def _relative(self, path: str) -> str:
         try:
             return resolve_workspace_path(self.workspace, path)
@@ -297,7 +284,7 @@ class Engine:
         with self._index_lock:
             self._indexing = True
             try:
-                only = None if paths is None else self._changed(paths)
+                only = None if paths is None else changed_paths(self.workspace, paths)
                 job = PassInput(self.config, dict(self._overlays), self._focus, only)
                 return self._indexer.run(
                     job, lambda: self.embedder, lambda: self.cache, progress, cancel, pool

@@ -16,6 +16,7 @@ import contextlib
 import hashlib
 import os
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 
 import platformdirs
@@ -64,6 +65,22 @@ def resolve_workspace_path(root: Path, user_path: str) -> str:
         if os.path.realpath(os.path.join(root_real, rel)) == real:
             return Path(rel).as_posix()
     return Path(os.path.relpath(real, root_real)).as_posix()
+
+
+def changed_paths(root: Path, paths: Iterable[str]) -> frozenset[str] | None:
+    """Changed files (a watcher's, an editor's) as the index names them; None (scan
+    everything) when one is the root or leaves the workspace (a link out of it): only the
+    full scan decides those."""
+    out = set()
+    for path in paths:
+        try:
+            rel = resolve_workspace_path(root, path)
+        except ValueError:
+            return None
+        if rel == ".":
+            return None
+        out.add(rel)
+    return frozenset(out)
 
 
 PRIVATE_DIR_MODE = 0o700

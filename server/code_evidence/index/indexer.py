@@ -37,7 +37,7 @@ from .imports import ImportResolver, is_manifest
 from .load import LoadedText, SkipFile, checked_text, load_text
 from .packages import same_package_edges
 from .parts import IndexParts, lexdoc
-from .plan import Plan, chunking_key, overlaid, plan, plan_paths, vector_target
+from .plan import Plan, chunking_key, chunks_per_file, overlaid, plan, plan_paths, vector_target
 from .scan import FileEntry, ScanResult, scan_paths, scan_workspace
 from .store import FileRow, StoredChunk
 
@@ -320,7 +320,7 @@ class Indexer:
         store = self.parts.store
         changed = store.get_meta("vector_policy") != VECTOR_POLICY
         if changed:
-            per_file = store.chunks_per_file()
+            per_file = chunks_per_file(store)
             count = sum(n for path, n in per_file.items() if not wants_vector(path))
         else:
             count = int(store.get_meta("bm25_only") or 0) + delta

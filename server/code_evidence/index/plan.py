@@ -53,7 +53,7 @@ def plan(reader: Store, entries: list[FileEntry], key: str) -> Plan:
     the one the index was built under. Reads the committed state, so status can call it
     while a pass runs. Only the stats of every file are read; whole rows (imports decoded)
     only for the files to read, so a warm restart of a large workspace decodes none."""
-    stats = reader.file_stats()
+    stats = file_stats(reader)
     skipped = reader.skipped_stats()
     present = {e.path for e in entries}
     removed = [p for p in [*stats, *skipped] if p not in present]
@@ -126,3 +126,13 @@ def _has_files_under(reader: Store, folder: str) -> bool:
     high = low[:-1] + "0"  # "0" follows "/": every path with the prefix sorts before it
     query = "SELECT 1 FROM files WHERE path >= ? AND path < ? LIMIT 1"
     return reader.db.execute(query, (low, high)).fetchone() is not None
+
+
+def file_stats(reader: Store) -> dict[str, tuple[int, int]]:
+    """Every indexed file's (size, mtime): all :func:`plan` compares, no row decoded."""
+    rows = reader.db.execute("SELECT path, size, mtime_ns FROM files")
+    return {path: (size, mtime) for path, size, mtime in rows}
+
+
+def chunks_per_file(reader: Store) -> dict[str, int]:
+    return dict(reader.db.execute("SELECT path, count(*) FROM chunks GROUP BY path"))

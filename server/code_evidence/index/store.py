@@ -223,16 +223,14 @@ class Store:
         return {r[0]: _row_to_file(r) for r in rows}
 
     def skipped_stats(self) -> dict[str, tuple[int, int, int]]:
-        """Files read once and skipped (binary, minified, unreadable, ...), with the stat that
-        decided it (size, mtime, mode: a ``chmod`` that makes a file readable changes only
-        the mode): an unchanged one is not read again, and does not count as pending."""
+        """Files read once and skipped (binary, minified, ...), with the stat that decided it
+        (size, mtime, mode: a ``chmod`` making a file readable changes only the mode)."""
         rows = self.db.execute("SELECT path, size, mtime_ns, mode FROM skipped_files")
         return {p: (size, mtime, mode) for p, size, mtime, mode in rows}
 
     def skipped_reasons(self) -> dict[str, int]:
         """How many remembered skips there are for each reason (``minified``, ``binary``...)."""
-        rows = self.db.execute("SELECT reason, count(*) FROM skipped_files GROUP BY reason")
-        return {reason: n for reason, n in rows}
+        return dict(self.db.execute("SELECT reason, count(*) FROM skipped_files GROUP BY reason"))
 
     def set_skipped(self, path: str, size: int, mtime_ns: int, mode: int, reason: str) -> None:
         self.db.execute(
@@ -304,12 +302,6 @@ class Store:
     def all_chunks(self) -> Iterator[StoredChunk]:
         for r in self.db.execute(f"SELECT {_CHUNK_COLS} FROM chunks ORDER BY id"):
             yield _row_to_chunk(r)
-
-    def file_stats(self) -> dict[str, tuple[int, int]]:
-        return {p: (n, t) for p, n, t in self.db.execute("SELECT path, size, mtime_ns FROM files")}
-
-    def chunks_per_file(self) -> dict[str, int]:
-        return dict(self.db.execute("SELECT path, count(*) FROM chunks GROUP BY path"))
 
     def counts(self) -> tuple[int, int]:
         files = self.db.execute("SELECT count(*) FROM files").fetchone()[0]
