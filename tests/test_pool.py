@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from code_evidence.api import FindRequest
+from code_evidence.api import FindRequest, RequestControl
 from code_evidence.engine import Engine
 from code_evidence.live.pool import Priority, RequestPool
 
@@ -111,3 +111,18 @@ def test_engine_reads_in_parallel_each_on_its_own_snapshot(project: Path, tmp_pa
         assert len(readers) >= 2
         with engine.snapshot() as reader:
             assert reader.chunks_named(["loyalty_points"])
+
+
+def test_a_find_pauses_between_its_stages_not_only_between_pairs(
+    project: Path, tmp_path: Path
+) -> None:
+    """The host's pause runs before recall, fusion, features and assembly too: two threads of
+    Python share one interpreter lock, so a deep find that paused only inside the
+    cross-encoder slowed every hover that came during its other stages."""
+    (project / ".code-evidence.toml").write_text("[stages]\nvectors = false\nrerank = false\n")
+    with Engine(project, tmp_path / "idx") as engine:
+        engine.index()
+        calls: list[int] = []
+        control = RequestControl(pause=lambda: calls.append(1))
+        engine.find(FindRequest("discount voucher", limit=3), refresh=False, control=control)
+        assert len(calls) == 4

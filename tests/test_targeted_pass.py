@@ -174,3 +174,34 @@ def test_the_watchers_event_makes_a_save_queryable_without_a_scan(
         assert work.scans == 1
     finally:
         passes.close()
+
+
+def test_a_save_is_searchable_before_the_relink_and_a_lost_relink_is_redone(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Relinking reads many files' chunks, so it runs after the lexical index holds the
+    change; the answers given meanwhile are keyed under a generation the relink moves on."""
+    seen: list[tuple[bool, str | None]] = []
+    real_relink = indexer.Indexer._relink_imports
+
+    def relink(ix: indexer.Indexer, cfg: Any) -> None:
+        seen.append((found(engine, "loyalty_discount"), engine.reader.get_meta("generation")))
+        real_relink(ix, cfg)
+
+    monkeypatch.setattr(indexer.Indexer, "_relink_imports", relink)
+    rel = "src/shop/pricing.py"
+    append(
+        engine.workspace / rel, "\n\ndef loyalty_discount(points: int) -> float:\n    return 0\n"
+    )
+    engine.index(paths=[rel])
+    ((searchable, generation),) = seen
+    assert searchable
+    assert int(engine.reader.get_meta("generation") or 0) == int(generation or 0) + 1
+    assert engine.reader.get_meta("resolution") == indexer.RESOLUTION_VERSION
+
+    # A pass killed after the text and before the links leaves the resolution unset: the next
+    # pass relinks though no file changed.
+    engine.parts.store.set_meta_now({"resolution": ""})
+    engine.index(paths=[rel])
+    assert len(seen) == 2
+    assert engine.reader.get_meta("resolution") == indexer.RESOLUTION_VERSION

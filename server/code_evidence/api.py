@@ -35,8 +35,8 @@ class RequestCancelled(Exception):
 @dataclass(frozen=True, slots=True)
 class RequestControl:
     """How a long-lived host steers a running find. ``cancel``: set when its client gave up;
-    the cross-encoder starts no further pair. ``pause``: called between two cross-encoder
-    pairs; returns once the host's latency-sensitive requests (hover, status) are served, so
+    the cross-encoder starts no further pair. ``pause``: called between two stages and between
+    two cross-encoder pairs; returns once the host's latency-sensitive requests (hover, status) are served, so
     a deep find gives them the CPU instead of competing for it."""
 
     cancel: threading.Event = field(default_factory=threading.Event)

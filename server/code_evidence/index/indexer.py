@@ -47,8 +47,7 @@ if TYPE_CHECKING:
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 EMBED_BATCH = 256  # chunks per embed-and-cache step: bounds work lost to a crash
 VECTOR_SAVE_S = 20.0  # seconds between vector index saves while embedding
-# Bumped when import resolution or the build-output finding changes: the next pass relinks
-# every file even when none changed.
+# Bumped when resolution or the build-output finding changes: the next pass relinks, always.
 RESOLUTION_VERSION = "2"
 # Files changed within this many days of HEAD are embedded first within their priority.
 RECENT_DAYS = 90.0
@@ -234,8 +233,8 @@ class Indexer:
                 added.extend(
                     StoredChunk(cid, ch, key) for cid, (ch, key) in zip(ids, new, strict=True)
                 )
-            if graph_changed or store.get_meta("resolution") != RESOLUTION_VERSION:
-                self._relink_imports(cfg)
+            if graph_changed:  # relinked below, once the change is searchable
+                store.set_meta({"resolution": ""})
             policy_changed = self._count_vectorless(vectorless)
             meta = {
                 "commit": scan.git.commit,
@@ -269,6 +268,13 @@ class Indexer:
                 "lexical_analysis": analysis_version(),  # what the lexical terms were made by
             }
         )
+
+        # Links read many files: a save is searchable before them (a kill in between leaves
+        # "resolution" unset and the next pass relinks).
+        if store.get_meta("resolution") != RESOLUTION_VERSION:
+            with store.transaction():
+                self._relink_imports(cfg)
+                store.set_meta({"generation": str(generation + 1)})  # answers saw old links
 
         head = scan.git.commit
         read_at = {store.get_meta("history_head"), store.get_meta("cochange_head")}

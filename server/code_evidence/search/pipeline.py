@@ -129,6 +129,15 @@ def rerankers(
     return out
 
 
+def pause(control: RequestControl | None) -> None:
+    """A pause point between stages: the host lets latency-sensitive requests (a hover) run
+    first. Stages are tens of milliseconds of Python each, and two threads running Python share
+    one interpreter lock, so a deep find that only paused inside the cross-encoder still slowed
+    every hover that arrived during its recall or features."""
+    if control is not None and control.pause is not None:
+        control.pause()
+
+
 def answer(
     req: FindRequest,
     open_file: str | None,
@@ -153,6 +162,7 @@ def answer(
         qa.rendering = None
         notes.append("the workspace's text holds the question's Chinese words: read as asked")
     timings["query"] = StageTiming(len(qa.terms), _ms(t0))
+    pause(control)
     editor = recall.EditorState(open_file, req.line)
     rec = recall.recall(
         qa,
@@ -167,12 +177,14 @@ def answer(
     notes.extend(rec.notes)
     for name, ranking in rec.channels.items():
         timings[f"recall.{name}"] = StageTiming(len(ranking), rec.ms.get(name, 0.0))
+    pause(control)
     t0 = time.perf_counter()
     weights = fuse.channel_weights(cfg.ranking)
     cands = fuse.fuse(rec.channels, index.reader, cfg.ranking.rrf_k, weights)
     if not qa.about_declarations:
         cands = declarations.credit_definitions(cands, index.reader)
     timings["fuse"] = StageTiming(len(cands), _ms(t0))
+    pause(control)
     t0 = time.perf_counter()
     deprecated = [c.stored.name for c in cands if features.marked_deprecated(c)]
     cands = features.apply_features(
@@ -205,6 +217,7 @@ def answer(
         raise RequestCancelled(f"cancelled after scoring {scored} candidates")
     notes.extend(rerank_notes)
     timings["rerank"] = StageTiming(scored, _ms(t0))
+    pause(control)
     t0 = time.perf_counter()
     ranked = assemble.diversify(
         cands, cfg.ranking.per_file_results, cfg.ranking.distinct_margin, open_file
