@@ -36,8 +36,8 @@ class RequestCancelled(Exception):
 class RequestControl:
     """How a long-lived host steers a running find. ``cancel``: set when its client gave up;
     the cross-encoder starts no further pair. ``pause``: called between two stages and between
-    two cross-encoder pairs; returns once the host's latency-sensitive requests (hover, status) are served, so
-    a deep find gives them the CPU instead of competing for it."""
+    two cross-encoder pairs; returns once the host's latency-sensitive requests (hover,
+    status) are served, so a deep find gives them the CPU instead of competing for it."""
 
     cancel: threading.Event = field(default_factory=threading.Event)
     pause: Callable[[], None] | None = None

@@ -148,9 +148,10 @@ class RequestPool:
 
     def yield_to_latency(self, timeout: float = YIELD_MAX_S) -> None:
         """Called by background work at its pause points (a deep find, between its stages and
-        between cross-encoder pairs): return once the latency lane is idle, or after ``timeout`` (a steady stream of
-        hovers must not starve a find). On a machine with few cores this is what keeps a
-        hover's latency while a deep find runs: not competing for the CPU."""
+        between cross-encoder pairs): return once the latency lane is idle, or after
+        ``timeout`` (a steady stream of hovers must not starve a find). On a machine with few
+        cores this is what keeps a hover's latency while a deep find runs: not competing for
+        the CPU."""
         lane = self._latency
         deadline = time.monotonic() + timeout
         with lane.cond:
