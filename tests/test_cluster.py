@@ -25,6 +25,7 @@ from code_evidence.models import cluster
 from code_evidence.models.embed_cache import EmbeddingCache, text_key
 from code_evidence.paths import CACHE_DIR_ENV
 from support import ROOT
+from support.procnet import socket_rows
 
 # Vectors through Ray against the same texts embedded here: the same model on the same kind of
 # CPU, batched differently (parts, not blocks of 256), then stored as float16. On CUDA workers
@@ -110,21 +111,11 @@ def test_without_ray_the_error_says_how_to_install(
 
 def _listening(pid: int) -> list[str]:
     """Local addresses of the TCP sockets ``pid`` listens on (from /proc)."""
-    inodes = set()
-    for fd in Path(f"/proc/{pid}/fd").iterdir():
-        try:
-            target = fd.readlink().as_posix()
-        except OSError:
-            continue
-        if target.startswith("socket:["):
-            inodes.add(target[8:-1])
-    found = []
-    for table in ("tcp", "tcp6"):
-        for line in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
-            cols = line.split()
-            if cols[3] == "0A" and cols[9] in inodes:  # 0A: LISTEN
-                found.append(_address(cols[1].split(":")[0]))
-    return found
+    return [
+        _address(cols[1].split(":")[0])
+        for _table, cols in socket_rows(pid, ("tcp", "tcp6"))
+        if cols[3] == "0A"  # LISTEN
+    ]
 
 
 def _address(hexed: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:

@@ -22,6 +22,7 @@ from code_evidence.api import FindRequest
 from code_evidence.engine import Engine
 from support import ROOT
 from support.lsp import find, initialize, make_client, ready, server_env, stop
+from support.procnet import socket_rows
 
 
 def test_engine_index_and_find_touch_no_socket(
@@ -51,28 +52,12 @@ def test_engine_index_and_find_touch_no_socket(
 def _remote_addresses(pid: int) -> list[str]:
     """Remote ends of the inet sockets ``pid`` holds (from /proc), loopback and unbound
     excluded."""
-    proc = Path(f"/proc/{pid}")
-    inodes = set()
-    for fd in (proc / "fd").iterdir():
-        try:
-            target = fd.readlink().as_posix()
-        except OSError:
-            continue
-        if target.startswith("socket:["):
-            inodes.add(target[8:-1])
     found = []
-    for table in ("tcp", "tcp6", "udp", "udp6"):
-        path = proc / "net" / table
-        if not path.exists():
-            continue
-        for line in path.read_text().splitlines()[1:]:
-            cols = line.split()
-            if cols[9] not in inodes:
-                continue
-            remote = cols[2].split(":")[0]
-            loopback = remote in ("0100007F", "00000000000000000000000001000000")
-            if remote.strip("0") and not loopback:
-                found.append(f"{table} {cols[1]} -> {cols[2]}")
+    for table, cols in socket_rows(pid, ("tcp", "tcp6", "udp", "udp6")):
+        remote = cols[2].split(":")[0]
+        loopback = remote in ("0100007F", "00000000000000000000000001000000")
+        if remote.strip("0") and not loopback:
+            found.append(f"{table} {cols[1]} -> {cols[2]}")
     return found
 
 

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -364,18 +365,17 @@ class Indexer:
             if row.language and row.imports:
                 for dst in resolver.resolve(path, row.language, row.imports):
                     edges.append((path, dst))
+        chunks_of = cache(store.chunks_of)  # same-package edges and twins read the same files
         edges.extend(
             same_package_edges(
                 {p: row.language for p, row in files.items()},
-                lambda p: [(sc.chunk.symbol, sc.chunk.text) for sc in store.chunks_of(p)],
+                lambda p: [(sc.chunk.symbol, sc.chunk.text) for sc in chunks_of(p)],
             )
         )
         store.set_import_edges(dict.fromkeys(edges))
-
-        def text_of(path: str) -> str:
-            return "\n".join(sc.chunk.text for sc in store.chunks_of(path))
-
-        found = find_generated(files, manifests, text_of)
+        found = find_generated(
+            files, manifests, lambda p: "\n".join(sc.chunk.text for sc in chunks_of(p))
+        )
         store.set_meta({GENERATED_META: found.to_json(), "resolution": RESOLUTION_VERSION})
 
     def _embed_order(self, chunks: list[StoredChunk], focus: frozenset[str]) -> list[StoredChunk]:
