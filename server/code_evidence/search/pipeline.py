@@ -161,6 +161,9 @@ def answer(
     ):
         qa.rendering = None
         notes.append("the workspace's text holds the question's Chinese words: read as asked")
+    if not crosslingual.models_can_read(qa.model_text):
+        cfg = cfg.changed(stages={"vectors": False}, ranking={"reranker": "none"})
+        notes.append("the English-only models would read Chinese: ranked by words and structure")
     timings["query"] = StageTiming(len(qa.terms), _ms(t0))
     pause(control)
     editor = recall.EditorState(open_file, req.line)
