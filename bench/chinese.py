@@ -131,6 +131,8 @@ def run(args: argparse.Namespace) -> dict:
             eng.index()
             log(f"{name}: indexed ({args.segmenter})")
             for row in ROWS:
+                if args.rows and row.name not in args.rows:
+                    continue
                 if row.language == "en" and name in CHINESE_DOCUMENTED:
                     continue  # its questions exist in Chinese only
                 with configured(eng, CONFIGS[row.config]):
@@ -178,6 +180,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dataset", action="append", choices=DATASETS)
     ap.add_argument("--segmenter", choices=cjk.SEGMENTERS, default=cjk.SEGMENTER)
     ap.add_argument("--cases-limit", type=int)
+    ap.add_argument(
+        "--rows",
+        action="append",
+        choices=[r.name for r in ROWS],
+        help="run only these rows (repeatable); default: every row",
+    )
     ap.add_argument(
         "--depth",
         choices=("deep", "interactive"),
