@@ -3,7 +3,8 @@
 
 Each shared docstring case is asked twice, in English (the shared ``query``) and in Chinese
 (``bench/zh/<dataset>.zh.jsonl``, see its README), on the same sdist workspace and index; the
-cases of a package documented in Chinese (``zh_devset.py``) are asked in Chinese only. Rows:
+cases of the packages documented in Chinese (``zh_devset.py``: tushare, wechatpy) are asked in
+Chinese only. Rows (``--rows`` picks some):
 
 - ``en full`` / ``zh full``: the engine as shipped;
 - ``zh full, no glossary``: the Chinese question with no English rendering (the models read the
