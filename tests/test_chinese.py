@@ -279,6 +279,10 @@ def test_chinese_questions_reach_english_code(tmp_path: Path) -> None:
             assert "recall.vector" in res.trace  # the models read the English rendering
         res = eng.find(FindRequest("连接超时是在哪里设置的？"), refresh=False)
         assert explain(res)[0] == "rendering: connect timeout where set?"
+        # Nothing the glossary knows, on code that holds no Chinese: the models still read it
+        # (on English code they are the only bridge).
+        res = eng.find(FindRequest("彩虹独角兽"), refresh=False)
+        assert not res.rendering and "recall.vector" in res.trace
 
 
 def test_chinese_questions_reach_code_commented_in_chinese(tmp_path: Path) -> None:

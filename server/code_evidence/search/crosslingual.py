@@ -220,11 +220,12 @@ def han_share(text: str) -> float:
 
 
 def models_can_read(model_text: str) -> bool:
-    """Whether the English-only models may be asked about this question: not when what they
-    would read is mostly Chinese (a question read as asked on code documented in Chinese, or
-    one the glossary could not render). Then the answer is ranked by words (BM25 on the
-    segmented Chinese and the glossary's English) and structure; the measured alternative,
-    letting them read it, ranked below BM25 alone (``docs/quality.md``)."""
+    """Whether the English-only models may be asked about a question whose Chinese words the
+    workspace holds (:func:`speaks_chinese`): not when what they would read is mostly Chinese.
+    Then the answer is ranked by words (BM25 on the segmented Chinese and the glossary's
+    English) and structure; letting them read it ranked below BM25 alone on code documented
+    in Chinese (``docs/quality.md``). On English code they keep reading even a question the
+    glossary cannot render: there they are the only bridge, however weak (measured too)."""
     return han_share(model_text) < MODELS_HAN_SHARE
 
 

@@ -152,16 +152,13 @@ def answer(
     answer."""
     t0 = time.perf_counter()
     qa = query.analyze(req.query, req.intent)
-    if (
-        qa.rendering is not None
-        and cfg.stages.lexical
-        and crosslingual.speaks_chinese(
-            crosslingual.han_query_terms(qa.raw), index.lexical.doc_freq
-        )
-    ):
+    speaks = cfg.stages.lexical and crosslingual.speaks_chinese(
+        crosslingual.han_query_terms(qa.raw), index.lexical.doc_freq
+    )
+    if qa.rendering is not None and speaks:
         qa.rendering = None
         notes.append("the workspace's text holds the question's Chinese words: read as asked")
-    if not crosslingual.models_can_read(qa.model_text):
+    if speaks and not crosslingual.models_can_read(qa.model_text):
         cfg = cfg.changed(stages={"vectors": False}, ranking={"reranker": "none"})
         notes.append("the English-only models would read Chinese: ranked by words and structure")
     timings["query"] = StageTiming(len(qa.terms), _ms(t0))
