@@ -166,6 +166,10 @@ def test_code_documented_in_chinese_reads_the_question_as_asked() -> None:
         raise ValueError("damaged segment")
 
     assert not crosslingual.speaks_chinese(["日志"], broken)  # the rendering stays
+    # Any of its words is enough for BM25 to have Chinese to rank by (the models step aside).
+    assert crosslingual.holds_chinese(["连接", "超时", "轮转"], lambda t: df(t, 0))
+    assert not crosslingual.holds_chinese(["连接", "超时"], lambda t: df(t, 0))
+    assert not crosslingual.holds_chinese(["日志"], broken)
 
 
 def test_han_share_measures_how_chinese_the_models_text_is() -> None:

@@ -200,6 +200,16 @@ def speaks_chinese(han_terms: list[str], doc_freq: Callable[[str], int]) -> bool
     return found >= SPOKEN_SHARE * len(words)
 
 
+def holds_chinese(han_terms: list[str], doc_freq: Callable[[str], int]) -> bool:
+    """Whether the workspace's text holds any of the question's Chinese words: then there is
+    Chinese to match and BM25 can rank; with none (English code), the English-only models
+    reading the question are the only bridge left, however weak."""
+    try:
+        return any(doc_freq(w) > 0 for w in dict.fromkeys(han_terms))
+    except Exception:  # a lexical index that fails to read: the BM25 channel reports it
+        return False
+
+
 _URL_RE = re.compile(r"[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)
 _ASCII_LETTER_RE = re.compile(r"[A-Za-z]")
 # The share of Chinese in the text the models would read above which they are not asked.
@@ -221,7 +231,7 @@ def han_share(text: str) -> float:
 
 def models_can_read(model_text: str) -> bool:
     """Whether the English-only models may be asked about a question whose Chinese words the
-    workspace holds (:func:`speaks_chinese`): not when what they would read is mostly Chinese.
+    workspace holds (:func:`holds_chinese`): not when what they would read is mostly Chinese.
     Then the answer is ranked by words (BM25 on the segmented Chinese and the glossary's
     English) and structure; letting them read it ranked below BM25 alone on code documented
     in Chinese (``docs/quality.md``). On English code they keep reading even a question the
