@@ -41,6 +41,13 @@ MODEL_PATH = (
     Path(__file__).resolve().parent.parent / "server/code_evidence/search/confidence_model.json"
 )
 LINES = [round(0.01 * i, 2) for i in range(0, 91)]
+# Groups measured but not fitted on. Commit c asks commit a's questions again from inside the
+# changed file and counts only that file as right, so an answer whose first file is another
+# file the commit changed is "wrong" there and "right" in commit b, where the same situation
+# (a file open, another file first) is the question: fitted on both, the model learns c's
+# convention (c has four times b's cases) and refuses b's right answers. message-template
+# asks the message questions again with the gold moved to the template.
+NOT_FITTED = ("commit c", "message-template")
 CURVE = [round(0.05 * i, 2) for i in range(0, 19)]
 BINS = [(0.0, 0.1), (0.1, 0.2), (0.2, 0.4), (0.4, 0.6), (0.6, 0.8), (0.8, 0.9), (0.9, 1.01)]
 
@@ -98,7 +105,9 @@ def matrix(rs: Sequence[Row], names: Sequence[str]) -> np.ndarray:
 
 
 def fit(rs: Sequence[Row], names: Sequence[str], l2: float) -> tuple[float, np.ndarray]:
-    """Logistic regression by Newton steps; the intercept is not penalised."""
+    """Logistic regression by Newton steps; the intercept is not penalised. Rows of the
+    ``NOT_FITTED`` groups are left out here (they are still predicted and measured)."""
+    rs = [r for r in rs if not r.group.startswith(NOT_FITTED)]
     x = np.hstack([np.ones((len(rs), 1)), matrix(rs, names)])
     y = np.array([float(r.right) for r in rs])
     w = np.zeros(x.shape[1])
@@ -262,7 +271,13 @@ def show(title: str, scored: list[tuple[Row, float]], numbers: dict[str, dict]) 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--report", type=Path, required=True, help="a quality.py JSON report")
-    ap.add_argument("--max-refused-right", type=float, default=0.03)
+    ap.add_argument(
+        "--max-refused-right",
+        type=float,
+        default=0.025,
+        help="the bound the line is chosen under: half a point below the 3 %% target, since a "
+        "line chosen on six projects drifts on the seventh",
+    )
     ap.add_argument("--min-group", type=int, default=30)
     ap.add_argument("--l2", type=float, default=1.0)
     ap.add_argument("--write", action="store_true", help="store the weights fitted on all")
