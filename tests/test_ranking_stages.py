@@ -367,46 +367,6 @@ def test_pieces_of_one_symbol_merge_into_one_result() -> None:
     assert merged.stored.chunk.text == "a\nb\nc\nd" and "merged" in merged.reasons
 
 
-def scored(sc: StoredChunk, score: float, cosine: float | None, *reasons: str) -> Candidate:
-    c = cand(sc, channel_scores={} if cosine is None else {"vector": cosine})
-    c.score = score
-    c.reasons.extend(reasons)
-    return c
-
-
-def test_verdict_maps_the_best_cosine_and_rewards_verbatim_evidence() -> None:
-    qa = analyze("how is the cart total computed")
-    weak = [scored(chunk(1), 1.0, 0.3)]
-    verdict = assemble.judge(weak, qa, 1.0, threshold=0.3)
-    assert verdict.confidence == pytest.approx((0.3 - assemble.COSINE_FLOOR) / 0.4, abs=1e-3)
-    assert verdict.insufficient and verdict.reason.startswith("weak evidence")
-    strong = [scored(chunk(1), 1.0, 0.3, "exact-identifier")]
-    assert assemble.judge(strong, qa, 1.0, threshold=0.3).confidence == pytest.approx(
-        (0.3 - assemble.COSINE_FLOOR) / 0.4 + assemble.VERBATIM_BONUS, abs=1e-3
-    )
-
-
-def test_verdict_refuses_when_a_quoted_phrase_is_nowhere_and_when_nothing_matched() -> None:
-    qa = analyze('where does it print "connection reset by peer"')
-    ranked = [scored(chunk(1, text="print('timeout')"), 1.0, 0.9)]
-    verdict = assemble.judge(ranked, qa, 1.0, threshold=0.3)
-    assert verdict.insufficient and "connection reset by peer" in (verdict.reason or "")
-    assert assemble.judge([], qa, 1.0, 0.3).insufficient
-
-
-def test_verdict_without_vectors_reads_agreement_and_separation() -> None:
-    qa = analyze("cart total")
-    top = scored(chunk(1), 1.0, None)
-    top.fused = 0.8
-    flat = [top, *(scored(chunk(i, symbol=f"s{i}"), 0.99, None) for i in range(2, 11))]
-    apart = [top, *(scored(chunk(i, symbol=f"s{i}"), 0.1, None) for i in range(2, 11))]
-    low = assemble.judge(flat, qa, 1.0, 0.3).confidence
-    high = assemble.judge(apart, qa, 1.0, 0.3).confidence
-    assert high > low
-    assert high == pytest.approx(0.55 * 0.8 + 0.3 * 0.9, abs=1e-3)
-    assert not math.isnan(low)
-
-
 def test_a_test_is_no_neighbour_of_an_open_source_file() -> None:
     src = chunk(1, "debug.go", "debugPrint", "func debugPrint() {}", language="go")
     test = chunk(2, "mode_test.go", "TestMode", "func TestMode() {}", language="go", is_test=True)
