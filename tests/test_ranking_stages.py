@@ -129,6 +129,18 @@ def test_tests_are_penalised_unless_the_question_is_about_tests() -> None:
     assert about[1].factor == 1.0
 
 
+def test_a_change_description_is_about_its_headline_not_its_test_bullets() -> None:
+    """A pasted change description names tests in its bullets (every change has some); the
+    question is about tests only when its headline says so, or a pasted failure does."""
+    sc = chunk(1, path="test/stream.test.js", symbol="streams", is_test=True)
+    squashed = "feat: Web Stream API\n\n* feat: Web Stream API\n\n* test: skip when unavailable"
+    assert featured([cand(sc)], squashed)[1].factor == pytest.approx(Config().ranking.test_penalty)
+    headline = "test: cover the Web Stream API\n\n* feat: stream replies"
+    assert featured([cand(sc)], headline)[1].factor == 1.0
+    failure = 'Traceback (most recent call last):\n  File "tests/test_app.py", line 3\nKeyError: 1'
+    assert featured([cand(sc)], failure)[1].factor == 1.0
+
+
 def test_prototypes_rank_below_bodies_unless_declarations_are_asked_about() -> None:
     proto = chunk(1, "include/rb.h", "rb_push", "void rb_push(rb_t *rb);", kind="declaration")
     plain = featured([cand(proto)], "push a record into the ring buffer")

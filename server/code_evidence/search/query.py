@@ -132,6 +132,13 @@ def _exception_type_names(message: str) -> list[str]:
     return [dotted, dotted.rsplit(".", 1)[-1]] if dotted else []
 
 
+def _headline(raw: str) -> str:
+    """The first non-empty line: what a question of several lines asks. A pasted change
+    description ("feat: stream replies" and then "* test: skip when unavailable" among its
+    bullets) is about the feature; its bullets name tests because every change has some."""
+    return next((line for line in raw.splitlines() if line.strip()), "")
+
+
 def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
     typed = typed_text(raw)  # must-match text comes only from what the user typed
     quoted = [next(g for g in m.groups() if g) for m in _QUOTED_RE.finditer(typed)]
@@ -206,6 +213,8 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
         terms.extend(t for t in rendering.terms if t not in STOPWORDS and len(t) > 1)
     said = raw if rendering is None else f"{raw} {rendering.text}"
     lower_words = set(re.findall(r"[a-z]+", said.lower()))
+    # A pasted failure is read whole (a test's frames and its name are the subject).
+    headline = said if rendering is not None or failure else _headline(raw)
     return QueryAnalysis(
         raw=raw,
         intent=resolved_intent,
@@ -215,7 +224,7 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
         quoted=quoted,
         error_codes=error_codes,
         terms=terms,
-        about_tests=bool(lower_words & _TEST_WORDS),
+        about_tests=bool(set(re.findall(r"[a-z]+", headline.lower())) & _TEST_WORDS),
         about_declarations=bool(lower_words & _DECLARATION_WORDS)
         or any(p.lower().endswith(_HEADER_EXTS) for p in paths),
         frames=frames,
