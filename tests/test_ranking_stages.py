@@ -432,3 +432,25 @@ def test_a_test_is_no_neighbour_of_an_open_source_file() -> None:
     assert "same-dir" in out[2].reasons
     out = featured([cand(test)], "print debug output", open_file="debug_test.go")
     assert "same-dir" in out[2].reasons
+
+
+def test_a_conventional_commit_scope_names_a_file_or_folder() -> None:
+    """``type(scope): subject``: the scope is a section of the codebase (a file stem, a
+    folder, a path), worth half an explicit path; a headline without one names nothing."""
+    assert analyze("fix(binding, render): empty values\n\n* fix(tree): x").scopes == [
+        "binding",
+        "render",
+    ]
+    assert analyze("fix(reply.send): Uint8Array").scopes == ["reply.send", "reply"]
+    assert analyze("fix: nothing scoped (here)").scopes == []
+    router = chunk(1, path="router.go", symbol="addRoute", language="go")
+    form = chunk(2, path="binding/form.go", symbol="mapForm", language="go")
+    hooks = chunk(3, path="lib/hooks.js", symbol="hookRunner", language="javascript")
+    other = chunk(4, path="context.go", symbol="Bind", language="go")
+    out = featured([cand(router), cand(form), cand(hooks), cand(other)], "fix(router): panic")
+    assert "scope-match" in out[1].reasons and "scope-match" not in out[4].reasons
+    assert out[1].boost == pytest.approx(Config().ranking.scope_boost * VOTE)
+    assert "scope-match" in featured([cand(form)], "feat(binding): arrays")[2].reasons
+    assert "scope-match" in featured([cand(hooks)], "refactor(lib/hooks): typeof")[3].reasons
+    off = Config().changed(ranking={"scope_boost": 0.0})
+    assert "scope-match" not in featured([cand(router)], "fix(router): panic", cfg=off)[1].reasons

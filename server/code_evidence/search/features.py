@@ -44,6 +44,25 @@ def marked_deprecated(c: Candidate) -> bool:
     return _DEPRECATED.search(c.stored.chunk.text) is not None
 
 
+def in_scope(path: str, scopes: list[str]) -> bool:
+    """``path`` is the component a scope names: its file stem (``router`` → ``router.go``,
+    ``routes`` → ``route.js``), one of its folders (``binding`` → ``binding/*.go``), or the
+    path without extension ending with a scope that has folders (``lib/hooks``)."""
+    if not scopes:
+        return False
+    lower = path.lower()
+    folders = lower.split("/")
+    stem = folders.pop().split(".", 1)[0]
+    plain = lower.rsplit(".", 1)[0]
+    for scope in scopes:
+        if "/" in scope:
+            if plain == scope or plain.endswith("/" + scope):
+                return True
+        elif scope in (stem, stem + "s") or scope in folders:
+            return True
+    return False
+
+
 def apply_features(
     cands: list[Candidate],
     qa: QueryAnalysis,
@@ -122,6 +141,9 @@ def apply_features(
         if any(ch.path == p or ch.path.endswith("/" + p) for p in qa.paths):
             boost += W_PATH
             c.tag("path-match")
+        elif rc.scope_boost > 0 and in_scope(ch.path, qa.scopes):
+            boost += rc.scope_boost
+            c.tag("scope-match")
         if strict and any(s in ch.text for s in strict):
             boost += W_MUST_MATCH
             c.tag("must-match")

@@ -73,6 +73,9 @@ class QueryAnalysis:
     exception_types: list[str] = field(default_factory=list)  # named in error lines ("KeyError")
     # English rendering of a question that holds Chinese (crosslingual.py); None for others.
     rendering: str | None = None
+    # The component a change description's headline names, Conventional Commits style
+    # ("fix(router): ...", "refactor(lib/hooks): ..."), lowercased: a file or folder name.
+    scopes: list[str] = field(default_factory=list)
 
     @property
     def model_text(self) -> str:
@@ -130,6 +133,22 @@ def _exception_type_names(message: str) -> list[str]:
     """``click.exceptions.BadParameter: ...`` -> the dotted name and its last component."""
     dotted = message.split(":", 1)[0].split()[-1] if message.split(":", 1)[0].split() else ""
     return [dotted, dotted.rsplit(".", 1)[-1]] if dotted else []
+
+
+# ``type(scope): subject`` or ``type(scope)!: subject`` at the start of the headline.
+_SCOPE_RE = re.compile(r"^\s*[A-Za-z]+\(([\w./\- ,]{1,80})\)!?:\s")
+
+
+def commit_scopes(headline: str) -> list[str]:
+    """The Conventional Commits scope of a headline, split on commas and spaces: the spec's
+    "section of the codebase" (a package, a module, a file stem), lowercased."""
+    m = _SCOPE_RE.match(headline)
+    if m is None:
+        return []
+    parts = [p.strip().lower().strip("./") for p in re.split(r"[,\s]+", m.group(1))]
+    # "reply.send" names reply's send, "lib/hooks.js" the file: the part before the dot.
+    parts += [p.split(".", 1)[0] for p in parts if "." in p]
+    return [p for p in dict.fromkeys(parts) if len(p) > 1]
 
 
 def _headline(raw: str) -> str:
@@ -233,4 +252,5 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
         message_bodies=list(dict.fromkeys(b for b in bodies if b)),
         exception_types=raised,
         rendering=rendering.text if rendering is not None else None,
+        scopes=commit_scopes(_headline(raw)),
     )
