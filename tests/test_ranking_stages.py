@@ -454,3 +454,26 @@ def test_a_conventional_commit_scope_names_a_file_or_folder() -> None:
     assert "scope-match" in featured([cand(hooks)], "refactor(lib/hooks): typeof")[3].reasons
     off = Config().changed(ranking={"scope_boost": 0.0})
     assert "scope-match" not in featured([cand(router)], "fix(router): panic", cfg=off)[1].reasons
+
+
+def test_a_qualified_name_prefers_its_own_type_and_falls_back_to_the_bare_name() -> None:
+    """``Bytes::split_to``: the member of ``Bytes`` is the definition; ``BytesMut``'s member of
+    the same name is only a mention while the qualified one is among the candidates, and the
+    bare name again when it is not. The type itself is where a new member goes."""
+    assert analyze("Bytes::split_to and CodeBlock.join, os.path").qualified == [
+        ("Bytes", "split_to"),
+        ("CodeBlock", "join"),
+    ]
+    rs = {"language": "rust", "kind": "method"}
+    own = chunk(1, "src/bytes.rs", "Bytes.split_to", "fn split_to() {}", **rs)  # type: ignore[arg-type]
+    other = chunk(2, "src/bytes_mut.rs", "BytesMut.split_to", "fn split_to() {}", **rs)  # type: ignore[arg-type]
+    out = featured([cand(own), cand(other)], "Bytes::split_to - check fast path first")
+    assert "exact-identifier" in out[1].reasons
+    assert "mentions-identifier" in out[2].reasons and out[2].boost < out[1].boost
+    alone = featured([cand(other)], "Bytes::split_to - check fast path first")
+    assert "exact-identifier" in alone[2].reasons
+    java = {"language": "java", "kind": "class"}
+    block = chunk(3, "CodeBlock.java", "CodeBlock", "final class CodeBlock {}", **java)  # type: ignore[arg-type]
+    util = chunk(4, "Util.java", "Util.join", "static String join() {}", language="java")
+    out = featured([cand(block), cand(util)], "Implement CodeBlock.join")
+    assert "exact-identifier" in out[3].reasons and "exact-identifier" in out[4].reasons

@@ -76,6 +76,8 @@ class QueryAnalysis:
     # The component a change description's headline names, Conventional Commits style
     # ("fix(router): ...", "refactor(lib/hooks): ..."), lowercased: a file or folder name.
     scopes: list[str] = field(default_factory=list)
+    # Members named with their type, ``Type.member`` or Rust's ``Type::member``: (type, member).
+    qualified: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def model_text(self) -> str:
@@ -135,6 +137,8 @@ def _exception_type_names(message: str) -> list[str]:
     return [dotted, dotted.rsplit(".", 1)[-1]] if dotted else []
 
 
+# A type (capitalised: ``os.path`` is a module) and one of its members, ``.`` or ``::``.
+_QUALIFIED_RE = re.compile(r"\b([A-Z]\w*)(?:\.|::)([A-Za-z_]\w*)\b")
 # ``type(scope): subject`` or ``type(scope)!: subject`` at the start of the headline.
 _SCOPE_RE = re.compile(r"^\s*[A-Za-z]+\(([\w./\- ,]{1,80})\)!?:\s")
 
@@ -253,4 +257,11 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
         exception_types=raised,
         rendering=rendering.text if rendering is not None else None,
         scopes=commit_scopes(_headline(raw)),
+        qualified=list(
+            dict.fromkeys(
+                (owner, member)
+                for owner, member in _QUALIFIED_RE.findall(typed)
+                if not any(f"{owner}.{member}" in p for p in path_text)
+            )
+        ),
     )
