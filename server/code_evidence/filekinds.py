@@ -24,8 +24,9 @@ VENDOR_DIRS = frozenset(
     }
 )
 # Test folders in any language: Python's and Rust's ``tests/``, Maven's ``src/test/java``, Jest's
-# ``__tests__``, RSpec's ``spec``, Go's ``testdata`` fixtures.
-TEST_DIRS = frozenset({"tests", "test", "__tests__", "spec", "testdata"})
+# ``__tests__``, RSpec's ``spec``, Go's ``testdata`` fixtures, Cargo's ``benches/`` (bench
+# targets, built and run by the test harness like ``tests/``; Go keeps its in ``_test.go``).
+TEST_DIRS = frozenset({"tests", "test", "__tests__", "spec", "testdata", "benches"})
 DOC_DIRS = frozenset({"doc", "docs", "documentation"})
 # Folders whose files are not what a change is about (for mining questions from history).
 NON_SOURCE_DIRS = DOC_DIRS | {"example", "examples", "benchmarks"}
