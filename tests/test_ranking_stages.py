@@ -139,6 +139,8 @@ def test_a_change_description_is_about_its_headline_not_its_test_bullets() -> No
     assert featured([cand(sc)], headline)[1].factor == 1.0
     failure = 'Traceback (most recent call last):\n  File "tests/test_app.py", line 3\nKeyError: 1'
     assert featured([cand(sc)], failure)[1].factor == 1.0
+    assert not analyze("feat: body schema per content type\n\n* fix: types").about_declarations
+    assert analyze("fix(types): body schema per content type").about_declarations
 
 
 def test_prototypes_rank_below_bodies_unless_declarations_are_asked_about() -> None:

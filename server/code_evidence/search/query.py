@@ -235,9 +235,10 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
         terms.extend(crosslingual.han_query_terms(raw))
         terms.extend(t for t in rendering.terms if t not in STOPWORDS and len(t) > 1)
     said = raw if rendering is None else f"{raw} {rendering.text}"
-    lower_words = set(re.findall(r"[a-z]+", said.lower()))
-    # A pasted failure is read whole (a test's frames and its name are the subject).
+    # Tests and declarations are the subject when the headline names them; a pasted failure
+    # is read whole (a test's frames and its name are the subject).
     headline = said if rendering is not None or failure else _headline(raw)
+    headline_words = set(re.findall(r"[a-z]+", headline.lower()))
     return QueryAnalysis(
         raw=raw,
         intent=resolved_intent,
@@ -247,8 +248,8 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
         quoted=quoted,
         error_codes=error_codes,
         terms=terms,
-        about_tests=bool(set(re.findall(r"[a-z]+", headline.lower())) & _TEST_WORDS),
-        about_declarations=bool(lower_words & _DECLARATION_WORDS)
+        about_tests=bool(headline_words & _TEST_WORDS),
+        about_declarations=bool(headline_words & _DECLARATION_WORDS)
         or any(p.lower().endswith(_HEADER_EXTS) for p in paths),
         frames=frames,
         messages=messages,
