@@ -191,6 +191,10 @@ def test_generated_files_rank_below_sources_but_stay_in_answers() -> None:
     assert "generated" not in opened[1].reasons
     assert "source-of-open" in opened[3].reasons
     assert opened[3].boost == pytest.approx(Config().ranking.source_of_open_boost * VOTE)
+    # A copy the question names by its path is what it asks about: not demoted.
+    named = featured([cand(dist), cand(copy)], "parse input in dist/index.js", generated=found)
+    assert "generated" not in named[2].reasons and "path-match" in named[2].reasons
+    assert "generated" in named[1].reasons
 
 
 class Named(Chunks):

@@ -149,8 +149,10 @@ def apply_features(
             c.factor *= rc.declaration_factor
             c.tag("declaration")
         # Build outputs and generated copies: below the source of the same code, never
-        # dropped (``include_generated`` drops only what declares itself generated).
-        if ch.path in built and ch.path != editor.open_file:
+        # dropped (``include_generated`` drops only what declares itself generated), and not
+        # demoted when the question names the file by its path.
+        named = any(ch.path == p or ch.path.endswith("/" + p) for p in qa.paths)
+        if ch.path in built and ch.path != editor.open_file and not named:
             c.factor *= rc.generated_factor
             c.tag("generated")
         if not use_boosts:
@@ -171,7 +173,7 @@ def apply_features(
         elif other_type or (qa.identifiers and any(i in ch.text for i in qa.identifiers)):
             boost += W_MENTIONS
             c.tag("mentions-identifier")
-        if any(ch.path == p or ch.path.endswith("/" + p) for p in qa.paths):
+        if named:
             boost += W_PATH
             c.tag("path-match")
         elif rc.scope_boost > 0 and in_scope(ch.path, qa.scopes):
