@@ -99,6 +99,7 @@ REASON_TAGS = {
     "exact-identifier": "defines a name in the query",
     "mentions-identifier": "uses a name in the query",
     "path-match": "its path matches",
+    "scope-match": "in the component the scope names",
     "must-match": "holds the quoted text",
     "innermost-frame": "the trace's innermost frame",
     "stack-frame": "a frame of the trace",

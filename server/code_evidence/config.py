@@ -161,6 +161,9 @@ class RankingConfig:
     declaration_factor: float = _key(0.5, 0.0, 1.0)
     # Votes for the source of the open file when the open file is a generated copy of it.
     source_of_open_boost: float = _key(2.0, 0.0, 100.0)
+    # Votes for a file the question's Conventional Commits scope names ("fix(router): ..."
+    # -> router.go, "refactor(binding): ..." -> binding/): half an explicit path's.
+    scope_boost: float = _key(0.5, 0.0, 100.0)
 
 
 @dataclass(frozen=True, slots=True)

@@ -123,6 +123,7 @@ CONFIGS: dict[str, Variant] = {
     "full -generated": Variant(ranking=(("generated_factor", 1.0), ("source_of_open_boost", 0.0))),
     "full -declarations": Variant(ranking=(("declaration_factor", 1.0),)),
     "full +distinct": Variant(ranking=(("distinct_margin", 1.5),)),
+    "full -scope": Variant(ranking=(("scope_boost", 0.0),)),
 }
 
 
