@@ -46,7 +46,9 @@ MAX_CODE_LINES = 60
 STORE_TOKENS = 256
 SEED = 13
 SKIP_PARTS = {"tests", "test", "testing", "benchmarks", "doc", "docs", "examples", "idle_test"}
-BENCH_PROJECTS = ("flask", "click")  # ../shared/bench: never training data
+BENCH_PROJECTS = (  # ../shared/bench: never training data
+    "flask", "click", "fastify", "zod", "gin", "bytes", "javapoet", "tushare",
+)  # fmt: skip
 # Code other projects wrote, copied into an sdist (meson in numpy, array-api-compat in scipy):
 # another licence and another project, so not ours to train on.
 VENDORED = ("vendor", "extern", "third_party", "subprojects", "array_api_compat", "array_api_extra")
@@ -286,7 +288,9 @@ class Neighbours:
 # ---------------------------------------------------------------- main
 
 
-def collect(sources: dict, sdists: list[Path]) -> tuple[list[Function], dict]:
+def collect(sources: dict, sdists: list[Path], debs: list[Path]) -> tuple[list[Function], dict]:
+    import mine_syntax  # it builds on this module's Function
+
     fns: list[Function] = []
     manifest: dict = {"sources": []}
     std_hash = hashlib.sha256()
@@ -303,6 +307,13 @@ def collect(sources: dict, sdists: list[Path]) -> tuple[list[Function], dict]:
     for spec, path in zip(sources["sdists"], sdists, strict=True):
         for rel, data in sdist_files(path):
             fns.extend(functions_of(spec["name"], rel, data))
+        if spec.get("languages"):
+            for rel, data in mine_syntax.sdist_syntax_files(path):
+                fns.extend(mine_syntax.functions_of(spec["name"], rel, data))
+        manifest["sources"].append(dict(spec))
+    for spec, path in zip(sources.get("debs", []), debs, strict=True):
+        for rel, data in mine_syntax.deb_files(path):
+            fns.extend(mine_syntax.functions_of(spec["project"], rel, data))
         manifest["sources"].append(dict(spec))
     return fns, manifest
 
@@ -317,7 +328,10 @@ def main(argv: list[str] | None = None) -> int:
     rng = random.Random(SEED)
     sources = json.loads((HERE / "sources.json").read_text())
     sdists = fetch_sdists(sources, args.data / "sdists")
-    fns, manifest = collect(sources, sdists)
+    import mine_syntax
+
+    debs = mine_syntax.fetch_debs(sources.get("debs", []), args.data / "debs")
+    fns, manifest = collect(sources, sdists, debs)
     # One entry per distinct code: re-exported or copied functions would be false negatives.
     seen: set[str] = set()
     uniq = []
@@ -352,6 +366,7 @@ def main(argv: list[str] | None = None) -> int:
 
     queries: list[str] = []
     rows: list[list[int]] = []  # [style, split, pos passage, neg passages...]
+    other: list[bool] = []  # per row: the function is not Python (mine_syntax)
     styles = {"doc": 0, "ident": 1, "commit": 2}
     for i, fn in enumerate(fns):
         asks: list[tuple[str, str]] = []
@@ -371,6 +386,7 @@ def main(argv: list[str] | None = None) -> int:
             neg_ids = [2 * j + (1 if strip and rng.random() < 0.5 else 0) for j in negs]
             queries.append(q)
             rows.append([styles[style], int(is_val(fn)), pos, *neg_ids])
+            other.append(not fn.path.endswith(".py"))
 
     tok = Tokenizer.from_file(str(TOKENIZER))
     tok.no_truncation()
@@ -387,7 +403,13 @@ def main(argv: list[str] | None = None) -> int:
     table = np.array(rows, dtype=np.int32)
     args.data.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(
-        args.data / "pairs.npz", p_flat=p_flat, p_off=p_off, q_flat=q_flat, q_off=q_off, rows=table
+        args.data / "pairs.npz",
+        p_flat=p_flat,
+        p_off=p_off,
+        q_flat=q_flat,
+        q_off=q_off,
+        rows=table,
+        other=np.array(other, dtype=bool),
     )
     counts = {
         "functions": len(fns),
@@ -395,6 +417,7 @@ def main(argv: list[str] | None = None) -> int:
         "negatives_per_group": NEGATIVES,
         "by_style": {s: int((table[:, 0] == k).sum()) for s, k in styles.items()},
         "validation_groups": int(table[:, 1].sum()),
+        "other_language_groups": int(sum(other)),
         "by_project": {p: len(ids) for p, ids in by_project.items()},
     }
     manifest["counts"] = counts
