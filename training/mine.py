@@ -7,9 +7,10 @@ meaningless), and nothing of ``../shared/bench`` (flask, click).
 
 Each group is one query, one positive function and ``NEGATIVES`` negatives: functions of the same
 file, of the same package folder and BM25 neighbours in the same project (the hard ones), and
-random ones. Queries come in three styles: a docstring's first sentence (the positive's
-docstring is then removed, and half of the negatives lose theirs too, so "has no docstring" is
-no shortcut), the function's own name split into words, and commit-message-like imperative
+random ones. Queries come in three styles: a docstring's first sentence (the positive then
+loses that paragraph: half the time its whole docstring, half the time only the first paragraph
+where more is left; half of the negatives lose theirs, so neither "has a docstring" nor "has
+none" is a shortcut), the function's own name split into words, and commit-message-like imperative
 sentences made from the code's own names.
 
 Output: ``data/pairs.npz`` (token ids, pre-tokenised with the shipped tokenizer so training
@@ -64,6 +65,11 @@ class Function:
     code: str  # with its docstring
     bare: str | None  # without its docstring (None when it has none)
     summary: str | None  # docstring's first sentence, cleaned
+    # With its docstring less the first paragraph (the query's source): None when nothing of
+    # the docstring is left. A doc-style group's positive is this half the time, so that
+    # carrying documentation is no sign of a negative (the code a user asks about at run time
+    # usually has its doc comment).
+    rest: str | None = None
 
 
 # ---------------------------------------------------------------- sources
@@ -189,12 +195,17 @@ def _function(
         and isinstance(body[0].value, ast.Constant)
     )
     code_lines = lines[start:end]
-    bare_lines = None
+    bare_lines = rest_lines = None
     if has_doc:
         d0, d1 = body[0].lineno - 1, (body[0].end_lineno or body[0].lineno)
         bare_lines = lines[start:d0] + lines[d1:end]
         if len([ln for ln in bare_lines if ln.strip()]) < 3:
             return None  # a docstring and a pass: nothing to find but the docstring
+        doc_lines = lines[d0:d1]
+        blank = next((k for k, ln in enumerate(doc_lines) if k and not ln.strip()), None)
+        if blank is not None and any(ln.strip(" \t\"'") for ln in doc_lines[blank:]):
+            opener = doc_lines[0][: len(doc_lines[0]) - len(doc_lines[0].lstrip())] + '"""'
+            rest_lines = [*lines[start:d0], opener, *doc_lines[blank + 1 :], *lines[d1:end]]
     elif end - start < 3:
         return None
     indent = len(code_lines[0]) - len(code_lines[0].lstrip())
@@ -213,6 +224,7 @@ def _function(
         code=text(code_lines),
         bare=text(bare_lines) if bare_lines is not None else None,
         summary=summary_of(doc) if has_doc and doc else None,
+        rest=text(rest_lines) if rest_lines is not None else None,
     )
 
 
@@ -343,13 +355,14 @@ def main(argv: list[str] | None = None) -> int:
     fns = uniq
     print(f"{len(fns)} functions", file=sys.stderr)
 
-    # Passages: index 2*i is function i with its docstring, 2*i+1 without (or the same).
+    # Passages: index 3*i is function i with its docstring, 3*i+1 without (or the same),
+    # 3*i+2 with the docstring less its first paragraph (or without one).
     texts = []
     for fn in fns:
+        bare = fn.bare if fn.bare is not None else fn.code
         texts.append(passage_text(fn.path, fn.qualname, fn.code))
-        texts.append(
-            passage_text(fn.path, fn.qualname, fn.bare if fn.bare is not None else fn.code)
-        )
+        texts.append(passage_text(fn.path, fn.qualname, bare))
+        texts.append(passage_text(fn.path, fn.qualname, fn.rest if fn.rest is not None else bare))
 
     by_file: dict[tuple[str, str], list[int]] = defaultdict(list)
     by_dir: dict[tuple[str, str], list[int]] = defaultdict(list)
@@ -382,8 +395,10 @@ def main(argv: list[str] | None = None) -> int:
             if len(negs) < NEGATIVES:
                 continue
             strip = style == "doc"
-            pos = 2 * i + 1 if strip else 2 * i
-            neg_ids = [2 * j + (1 if strip and rng.random() < 0.5 else 0) for j in negs]
+            pos = 3 * i
+            if strip:
+                pos = 3 * i + (2 if fn.rest is not None and rng.random() < 0.5 else 1)
+            neg_ids = [3 * j + (1 if strip and rng.random() < 0.5 else 0) for j in negs]
             queries.append(q)
             rows.append([styles[style], int(is_val(fn)), pos, *neg_ids])
             other.append(not fn.path.endswith(".py"))

@@ -146,6 +146,27 @@ def doc_summary(comment: list[str]) -> str | None:
     return summary_of(" ".join(words)) if words else None
 
 
+def doc_rest(comment: list[str]) -> list[str] | None:
+    """The comment less its first paragraph (what ``doc_summary`` reads), or None when nothing
+    but markers would be left: ``@param`` lines and later paragraphs stay."""
+    seen_text = False
+    for k, line in enumerate(comment):
+        text = _MARKERS.sub("", line.strip()).rstrip("*/").strip()
+        if text and not _TAG.match(text):
+            seen_text = True
+            continue
+        if seen_text:
+            left = comment[k:]
+            if not any(_MARKERS.sub("", ln.strip()).rstrip("*/").strip() for ln in left):
+                return None
+            head = comment[0].lstrip()
+            opener = (
+                [comment[0][: len(comment[0]) - len(head)] + "/**"] if head.startswith("/*") else []
+            )
+            return opener + left
+    return None
+
+
 _PARAM = re.compile(r"\$?([A-Za-z_]\w*)\s*(?:=[^,)]*)?\s*$")
 
 
@@ -186,6 +207,7 @@ def functions_of(project: str, rel: str, data: bytes) -> Iterator[Function]:
         if len([ln for ln in code if ln.strip()]) < 3:
             continue
         summary = doc_summary(comment) if comment else None
+        rest = doc_rest(comment)
         yield Function(
             project=project,
             path=rel,
@@ -195,4 +217,5 @@ def functions_of(project: str, rel: str, data: bytes) -> Iterator[Function]:
             code=_dedent(lines),
             bare=_dedent(code) if comment else None,
             summary=summary,
+            rest=_dedent(rest + code) if rest else None,
         )

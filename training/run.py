@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
             "--val-limit", "400",
         ]
     )  # fmt: skip
-    export.main([])
+    export.main([] if args.from_base else ["--previous", str(HERE / "out" / "first-stage.onnx")])
     for name, src in (
         ("train.json", HERE / "out" / "train.json"),
         ("data_manifest.json", HERE / "data" / "manifest.json"),
