@@ -206,6 +206,11 @@ def main(argv: list[str] | None = None) -> int:
         help="share of non-Python groups in each batch (0: as they occur in the data)",
     )
     ap.add_argument("--steps", type=int, default=0, help="train this many steps (0: from --epochs)")
+    ap.add_argument(
+        "--skip-before",
+        action="store_true",
+        help="no evaluation before training (export.py --previous compares the two models)",
+    )
     args = ap.parse_args(argv)
 
     random.seed(SEED)
@@ -233,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
         val_ids = np.concatenate(
             [val_ids[~other][: args.val_limit], val_ids[other][: args.val_limit // 2]]
         )
-    before = evaluate(model, data, val_ids, device, autocast)
+    before = None if args.skip_before else evaluate(model, data, val_ids, device, autocast)
     print(f"before: {before}", flush=True)
 
     steps_per_epoch = math.ceil(len(train_ids) / args.batch_groups)
