@@ -3,15 +3,16 @@
 Sources are pinned in ``sources.json``: the CPython standard library of the interpreter that
 runs this script, and sdists from PyPI verified by sha256. Nothing else is read (site-packages
 hold projects that are used to check this work; a leak would make every quality number
-meaningless), and nothing of ``../shared/bench`` (flask, click).
+meaningless), and nothing of ``../shared/bench``. With ``--other-languages`` also the C, C++,
+PHP and Ruby sources of ``mine_syntax.py``.
 
 Each group is one query, one positive function and ``NEGATIVES`` negatives: functions of the same
 file, of the same package folder and BM25 neighbours in the same project (the hard ones), and
-random ones. Queries come in three styles: a docstring's first sentence (the positive then
-loses that paragraph: half the time its whole docstring, half the time only the first paragraph
-where more is left; half of the negatives lose theirs, so neither "has a docstring" nor "has
-none" is a shortcut), the function's own name split into words, and commit-message-like imperative
-sentences made from the code's own names.
+random ones. Queries come in three styles: a docstring's first sentence (the positive's
+docstring is then removed, and half of the negatives lose theirs too; with ``--doc-rest`` the
+positive keeps the docstring less its first paragraph half the time, so that carrying
+documentation is not a sign of a negative either), the function's own name split into words,
+and commit-message-like imperative sentences made from the code's own names.
 
 Output: ``data/pairs.npz`` (token ids, pre-tokenised with the shipped tokenizer so training
 needs no tokenizer) and ``data/manifest.json`` (sources, versions, hashes, counts).
@@ -319,11 +320,11 @@ def collect(sources: dict, sdists: list[Path], debs: list[Path]) -> tuple[list[F
     for spec, path in zip(sources["sdists"], sdists, strict=True):
         for rel, data in sdist_files(path):
             fns.extend(functions_of(spec["name"], rel, data))
-        if spec.get("languages"):
+        if debs and spec.get("languages"):
             for rel, data in mine_syntax.sdist_syntax_files(path):
                 fns.extend(mine_syntax.functions_of(spec["name"], rel, data))
         manifest["sources"].append(dict(spec))
-    for spec, path in zip(sources.get("debs", []), debs, strict=True):
+    for spec, path in zip(sources.get("debs", []) if debs else [], debs, strict=True):
         for rel, data in mine_syntax.deb_files(path):
             fns.extend(mine_syntax.functions_of(spec["project"], rel, data))
         manifest["sources"].append(dict(spec))
@@ -334,6 +335,16 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=HERE / "data")
     ap.add_argument("--val-share", type=float, default=0.03)
+    ap.add_argument(
+        "--other-languages",
+        action="store_true",
+        help="also C, C++, PHP and Ruby (mine_syntax.py; the second stage's data)",
+    )
+    ap.add_argument(
+        "--doc-rest",
+        action="store_true",
+        help="a doc-style positive keeps its docstring less the first paragraph half the time",
+    )
     args = ap.parse_args(argv)
     from tokenizers import Tokenizer
 
@@ -342,7 +353,9 @@ def main(argv: list[str] | None = None) -> int:
     sdists = fetch_sdists(sources, args.data / "sdists")
     import mine_syntax
 
-    debs = mine_syntax.fetch_debs(sources.get("debs", []), args.data / "debs")
+    debs = (
+        mine_syntax.fetch_debs(sources["debs"], args.data / "debs") if args.other_languages else []
+    )
     fns, manifest = collect(sources, sdists, debs)
     # One entry per distinct code: re-exported or copied functions would be false negatives.
     seen: set[str] = set()
@@ -397,7 +410,8 @@ def main(argv: list[str] | None = None) -> int:
             strip = style == "doc"
             pos = 3 * i
             if strip:
-                pos = 3 * i + (2 if fn.rest is not None and rng.random() < 0.5 else 1)
+                keep = args.doc_rest and fn.rest is not None and rng.random() < 0.5
+                pos = 3 * i + (2 if keep else 1)
             neg_ids = [3 * j + (1 if strip and rng.random() < 0.5 else 0) for j in negs]
             queries.append(q)
             rows.append([styles[style], int(is_val(fn)), pos, *neg_ids])
