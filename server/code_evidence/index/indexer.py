@@ -49,7 +49,7 @@ Progress = Callable[[str, int, int], None]  # (stage, done, total)
 EMBED_BATCH = 256  # chunks per embed-and-cache step: bounds work lost to a crash
 VECTOR_SAVE_S = 20.0  # seconds between vector index saves while embedding
 # Bumped when resolution or the build-output finding changes: the next pass relinks, always.
-RESOLUTION_VERSION = "2"
+RESOLUTION_VERSION = "3"
 # Files changed within this many days of HEAD are embedded first within their priority.
 RECENT_DAYS = 90.0
 
