@@ -3,14 +3,16 @@
 Sources are pinned in ``sources.json``: the CPython standard library of the interpreter that
 runs this script, and sdists from PyPI verified by sha256. Nothing else is read (site-packages
 hold projects that are used to check this work; a leak would make every quality number
-meaningless), and nothing of ``../shared/bench`` (flask, click).
+meaningless), and nothing of ``../shared/bench``. With ``--other-languages`` also the C, C++,
+PHP and Ruby sources of ``mine_syntax.py``.
 
 Each group is one query, one positive function and ``NEGATIVES`` negatives: functions of the same
 file, of the same package folder and BM25 neighbours in the same project (the hard ones), and
 random ones. Queries come in three styles: a docstring's first sentence (the positive's
-docstring is then removed, and half of the negatives lose theirs too, so "has no docstring" is
-no shortcut), the function's own name split into words, and commit-message-like imperative
-sentences made from the code's own names.
+docstring is then removed, and half of the negatives lose theirs too; with ``--doc-rest`` the
+positive keeps the docstring less its first paragraph half the time, so that carrying
+documentation is not a sign of a negative either), the function's own name split into words,
+and commit-message-like imperative sentences made from the code's own names.
 
 Output: ``data/pairs.npz`` (token ids, pre-tokenised with the shipped tokenizer so training
 needs no tokenizer) and ``data/manifest.json`` (sources, versions, hashes, counts).
@@ -46,7 +48,9 @@ MAX_CODE_LINES = 60
 STORE_TOKENS = 256
 SEED = 13
 SKIP_PARTS = {"tests", "test", "testing", "benchmarks", "doc", "docs", "examples", "idle_test"}
-BENCH_PROJECTS = ("flask", "click")  # ../shared/bench: never training data
+BENCH_PROJECTS = (  # ../shared/bench: never training data
+    "flask", "click", "fastify", "zod", "gin", "bytes", "javapoet", "tushare",
+)  # fmt: skip
 # Code other projects wrote, copied into an sdist (meson in numpy, array-api-compat in scipy):
 # another licence and another project, so not ours to train on.
 VENDORED = ("vendor", "extern", "third_party", "subprojects", "array_api_compat", "array_api_extra")
@@ -62,6 +66,11 @@ class Function:
     code: str  # with its docstring
     bare: str | None  # without its docstring (None when it has none)
     summary: str | None  # docstring's first sentence, cleaned
+    # With its docstring less the first paragraph (the query's source): None when nothing of
+    # the docstring is left. A doc-style group's positive is this half the time, so that
+    # carrying documentation is no sign of a negative (the code a user asks about at run time
+    # usually has its doc comment).
+    rest: str | None = None
 
 
 # ---------------------------------------------------------------- sources
@@ -187,12 +196,17 @@ def _function(
         and isinstance(body[0].value, ast.Constant)
     )
     code_lines = lines[start:end]
-    bare_lines = None
+    bare_lines = rest_lines = None
     if has_doc:
         d0, d1 = body[0].lineno - 1, (body[0].end_lineno or body[0].lineno)
         bare_lines = lines[start:d0] + lines[d1:end]
         if len([ln for ln in bare_lines if ln.strip()]) < 3:
             return None  # a docstring and a pass: nothing to find but the docstring
+        doc_lines = lines[d0:d1]
+        blank = next((k for k, ln in enumerate(doc_lines) if k and not ln.strip()), None)
+        if blank is not None and any(ln.strip(" \t\"'") for ln in doc_lines[blank:]):
+            opener = doc_lines[0][: len(doc_lines[0]) - len(doc_lines[0].lstrip())] + '"""'
+            rest_lines = [*lines[start:d0], opener, *doc_lines[blank + 1 :], *lines[d1:end]]
     elif end - start < 3:
         return None
     indent = len(code_lines[0]) - len(code_lines[0].lstrip())
@@ -211,6 +225,7 @@ def _function(
         code=text(code_lines),
         bare=text(bare_lines) if bare_lines is not None else None,
         summary=summary_of(doc) if has_doc and doc else None,
+        rest=text(rest_lines) if rest_lines is not None else None,
     )
 
 
@@ -286,7 +301,9 @@ class Neighbours:
 # ---------------------------------------------------------------- main
 
 
-def collect(sources: dict, sdists: list[Path]) -> tuple[list[Function], dict]:
+def collect(sources: dict, sdists: list[Path], debs: list[Path]) -> tuple[list[Function], dict]:
+    import mine_syntax  # it builds on this module's Function
+
     fns: list[Function] = []
     manifest: dict = {"sources": []}
     std_hash = hashlib.sha256()
@@ -303,6 +320,13 @@ def collect(sources: dict, sdists: list[Path]) -> tuple[list[Function], dict]:
     for spec, path in zip(sources["sdists"], sdists, strict=True):
         for rel, data in sdist_files(path):
             fns.extend(functions_of(spec["name"], rel, data))
+        if debs and spec.get("languages"):
+            for rel, data in mine_syntax.sdist_syntax_files(path):
+                fns.extend(mine_syntax.functions_of(spec["name"], rel, data))
+        manifest["sources"].append(dict(spec))
+    for spec, path in zip(sources.get("debs", []) if debs else [], debs, strict=True):
+        for rel, data in mine_syntax.deb_files(path):
+            fns.extend(mine_syntax.functions_of(spec["project"], rel, data))
         manifest["sources"].append(dict(spec))
     return fns, manifest
 
@@ -311,13 +335,28 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=HERE / "data")
     ap.add_argument("--val-share", type=float, default=0.03)
+    ap.add_argument(
+        "--other-languages",
+        action="store_true",
+        help="also C, C++, PHP and Ruby (mine_syntax.py; the second stage's data)",
+    )
+    ap.add_argument(
+        "--doc-rest",
+        action="store_true",
+        help="a doc-style positive keeps its docstring less the first paragraph half the time",
+    )
     args = ap.parse_args(argv)
     from tokenizers import Tokenizer
 
     rng = random.Random(SEED)
     sources = json.loads((HERE / "sources.json").read_text())
     sdists = fetch_sdists(sources, args.data / "sdists")
-    fns, manifest = collect(sources, sdists)
+    import mine_syntax
+
+    debs = (
+        mine_syntax.fetch_debs(sources["debs"], args.data / "debs") if args.other_languages else []
+    )
+    fns, manifest = collect(sources, sdists, debs)
     # One entry per distinct code: re-exported or copied functions would be false negatives.
     seen: set[str] = set()
     uniq = []
@@ -329,13 +368,14 @@ def main(argv: list[str] | None = None) -> int:
     fns = uniq
     print(f"{len(fns)} functions", file=sys.stderr)
 
-    # Passages: index 2*i is function i with its docstring, 2*i+1 without (or the same).
+    # Passages: index 3*i is function i with its docstring, 3*i+1 without (or the same),
+    # 3*i+2 with the docstring less its first paragraph (or without one).
     texts = []
     for fn in fns:
+        bare = fn.bare if fn.bare is not None else fn.code
         texts.append(passage_text(fn.path, fn.qualname, fn.code))
-        texts.append(
-            passage_text(fn.path, fn.qualname, fn.bare if fn.bare is not None else fn.code)
-        )
+        texts.append(passage_text(fn.path, fn.qualname, bare))
+        texts.append(passage_text(fn.path, fn.qualname, fn.rest if fn.rest is not None else bare))
 
     by_file: dict[tuple[str, str], list[int]] = defaultdict(list)
     by_dir: dict[tuple[str, str], list[int]] = defaultdict(list)
@@ -352,6 +392,7 @@ def main(argv: list[str] | None = None) -> int:
 
     queries: list[str] = []
     rows: list[list[int]] = []  # [style, split, pos passage, neg passages...]
+    other: list[bool] = []  # per row: the function is not Python (mine_syntax)
     styles = {"doc": 0, "ident": 1, "commit": 2}
     for i, fn in enumerate(fns):
         asks: list[tuple[str, str]] = []
@@ -367,10 +408,14 @@ def main(argv: list[str] | None = None) -> int:
             if len(negs) < NEGATIVES:
                 continue
             strip = style == "doc"
-            pos = 2 * i + 1 if strip else 2 * i
-            neg_ids = [2 * j + (1 if strip and rng.random() < 0.5 else 0) for j in negs]
+            pos = 3 * i
+            if strip:
+                keep = args.doc_rest and fn.rest is not None and rng.random() < 0.5
+                pos = 3 * i + (2 if keep else 1)
+            neg_ids = [3 * j + (1 if strip and rng.random() < 0.5 else 0) for j in negs]
             queries.append(q)
             rows.append([styles[style], int(is_val(fn)), pos, *neg_ids])
+            other.append(not fn.path.endswith(".py"))
 
     tok = Tokenizer.from_file(str(TOKENIZER))
     tok.no_truncation()
@@ -387,7 +432,13 @@ def main(argv: list[str] | None = None) -> int:
     table = np.array(rows, dtype=np.int32)
     args.data.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(
-        args.data / "pairs.npz", p_flat=p_flat, p_off=p_off, q_flat=q_flat, q_off=q_off, rows=table
+        args.data / "pairs.npz",
+        p_flat=p_flat,
+        p_off=p_off,
+        q_flat=q_flat,
+        q_off=q_off,
+        rows=table,
+        other=np.array(other, dtype=bool),
     )
     counts = {
         "functions": len(fns),
@@ -395,6 +446,7 @@ def main(argv: list[str] | None = None) -> int:
         "negatives_per_group": NEGATIVES,
         "by_style": {s: int((table[:, 0] == k).sum()) for s, k in styles.items()},
         "validation_groups": int(table[:, 1].sum()),
+        "other_language_groups": int(sum(other)),
         "by_project": {p: len(ids) for p, ids in by_project.items()},
     }
     manifest["counts"] = counts

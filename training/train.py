@@ -18,6 +18,7 @@ import math
 import random
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -96,6 +97,8 @@ class Groups:
         self.p_flat, self.p_off = z["p_flat"].astype(np.int64), z["p_off"]
         self.q_flat, self.q_off = z["q_flat"].astype(np.int64), z["q_off"]
         self.rows = z["rows"]
+        # Per row: the function is not Python (older data files have only Python).
+        self.other = z["other"] if "other" in z.files else np.zeros(len(self.rows), dtype=bool)
         if negatives:
             # Mined order: 3 BM25 neighbours, 2 of the same file, 1 of the folder, random.
             # Fewer negatives keep the hardest of both kinds that matter: BM25 and siblings.
@@ -140,7 +143,38 @@ def evaluate(model, data: Groups, groups: np.ndarray, device, autocast) -> dict[
         sel = styles_a == code
         if sel.any():
             out[f"mrr_{name}"] = float((1 / ranks_a[sel]).mean())
+    other = data.other[groups]
+    for name, sel in (("python", ~other), ("other", other)):
+        if sel.any() and not sel.all():
+            out[f"mrr_{name}"] = float((1 / ranks_a[sel]).mean())
     return out
+
+
+def batches(
+    data: Groups, train_ids: np.ndarray, size: int, other_share: float, rng: np.random.Generator
+) -> Iterator[np.ndarray]:
+    """Batches of group ids, endlessly. ``other_share`` 0: passes over a fresh permutation of
+    all groups. Otherwise each batch holds that share of non-Python groups, each kind drawn
+    from its own cycling permutation, so a short run sees the small languages as often as
+    asked rather than as rarely as they occur."""
+    if other_share <= 0:
+        while True:
+            order = rng.permutation(train_ids)
+            for s in range(0, len(order) - size + 1, size):
+                yield order[s : s + size]
+    kinds = [train_ids[~data.other[train_ids]], train_ids[data.other[train_ids]]]
+    n_other = round(size * other_share)
+    takes = [size - n_other, n_other]
+    orders = [rng.permutation(k) for k in kinds]
+    pos = [0, 0]
+    while True:
+        out = []
+        for i in (0, 1):
+            if pos[i] + takes[i] > len(orders[i]):
+                orders[i], pos[i] = rng.permutation(kinds[i]), 0
+            out.append(orders[i][pos[i] : pos[i] + takes[i]])
+            pos[i] += takes[i]
+        yield np.concatenate(out)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -165,6 +199,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--val-limit", type=int, default=0, help="evaluate on this many groups (0: all)"
     )
+    ap.add_argument(
+        "--other-share",
+        type=float,
+        default=0.0,
+        help="share of non-Python groups in each batch (0: as they occur in the data)",
+    )
+    ap.add_argument("--steps", type=int, default=0, help="train this many steps (0: from --epochs)")
+    ap.add_argument(
+        "--skip-before",
+        action="store_true",
+        help="no evaluation before training (export.py --previous compares the two models)",
+    )
     args = ap.parse_args(argv)
 
     random.seed(SEED)
@@ -186,12 +232,17 @@ def main(argv: list[str] | None = None) -> int:
     data = Groups(args.data, args.negatives)
     train_ids, val_ids = data.split(False), data.split(True)
     if args.val_limit:
-        val_ids = val_ids[: args.val_limit]
-    before = evaluate(model, data, val_ids, device, autocast)
+        # The first groups of the Python sources (the set earlier runs reported on) and half
+        # as many of the other languages, each reported on its own as well.
+        other = data.other[val_ids]
+        val_ids = np.concatenate(
+            [val_ids[~other][: args.val_limit], val_ids[other][: args.val_limit // 2]]
+        )
+    before = None if args.skip_before else evaluate(model, data, val_ids, device, autocast)
     print(f"before: {before}", flush=True)
 
     steps_per_epoch = math.ceil(len(train_ids) / args.batch_groups)
-    total = int(steps_per_epoch * args.epochs)
+    total = args.steps or int(steps_per_epoch * args.epochs)
     head = [p for n, p in model.named_parameters() if n.startswith("classifier")]
     body = [p for n, p in model.named_parameters() if not n.startswith("classifier")]
     opt = torch.optim.AdamW(
@@ -207,35 +258,31 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     step, losses, stopped = 0, [], "epochs"
     model.train()
-    while step < total:
-        order = rng.permutation(train_ids)
-        for s in range(0, len(order) - args.batch_groups + 1, args.batch_groups):
-            if step >= total:
-                break
-            if time.monotonic() - started > args.minutes * 60:
-                stopped = "minutes"
-                total = step
-                break
-            groups = order[s : s + args.batch_groups]
-            with autocast():
-                logits = model(**data.batch(groups, device)).logits.float().view(len(groups), k)
-            loss = torch.nn.functional.cross_entropy(logits, target[: len(groups)])
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
-            sched.step()
-            opt.zero_grad(set_to_none=True)
-            losses.append(loss.item())
-            step += 1
-            if step % steps_per_epoch == 0:
-                metrics = evaluate(model, data, val_ids, device, autocast)
-                print(f"epoch {step // steps_per_epoch}: {metrics}", flush=True)
-            if args.save_every and step % args.save_every == 0:
-                save(model, args.out / "reranker.safetensors")
-            if step % args.log_every == 0:
-                rate = step / (time.monotonic() - started)
-                recent = np.mean(losses[-args.log_every :])
-                print(f"step {step}/{total} loss {recent:.4f} {rate:.2f} it/s", flush=True)
+    for groups in batches(data, train_ids, args.batch_groups, args.other_share, rng):
+        if step >= total:
+            break
+        if time.monotonic() - started > args.minutes * 60:
+            stopped = "minutes"
+            break
+        with autocast():
+            logits = model(**data.batch(groups, device)).logits.float().view(len(groups), k)
+        loss = torch.nn.functional.cross_entropy(logits, target[: len(groups)])
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        opt.zero_grad(set_to_none=True)
+        losses.append(loss.item())
+        step += 1
+        if step % steps_per_epoch == 0:
+            metrics = evaluate(model, data, val_ids, device, autocast)
+            print(f"epoch {step // steps_per_epoch}: {metrics}", flush=True)
+        if args.save_every and step % args.save_every == 0:
+            save(model, args.out / "reranker.safetensors")
+        if step % args.log_every == 0:
+            rate = step / (time.monotonic() - started)
+            recent = np.mean(losses[-args.log_every :])
+            print(f"step {step}/{total} loss {recent:.4f} {rate:.2f} it/s", flush=True)
     seconds = time.monotonic() - started
     after = evaluate(model, data, val_ids, device, autocast)
     print(f"after: {after}", flush=True)
@@ -250,6 +297,9 @@ def main(argv: list[str] | None = None) -> int:
         "batch_groups": args.batch_groups,
         "group_size": k,
         "lr": args.lr,
+        "other_share": args.other_share,
+        "base": str(base),
+        "planned_steps": total,
         "bf16": bf16,
         "query_tokens": QUERY_TOKENS,
         "passage_tokens": PASSAGE_TOKENS,
