@@ -37,6 +37,8 @@ from pathlib import Path
 
 import numpy as np
 
+from code_evidence.search.verdict import VECTOR_SIGNALS
+
 MODEL_PATH = (
     Path(__file__).resolve().parent.parent / "server/code_evidence/search/confidence_model.json"
 )
@@ -239,6 +241,16 @@ def curve(scored: list[tuple[Row, float]]) -> list[dict]:
     ]
 
 
+def signal_means(rs: Sequence[Row]) -> dict[str, float]:
+    """Each vector signal's mean over the answers that had vectors: what the verdict puts in
+    its place when an answer has none (``verdict.VECTOR_SIGNALS``)."""
+    seen = [r.signals for r in rs if not r.signals.get("no_vector")]
+    return {
+        k: round(float(np.mean([s.get(k, 0.0) for s in seen])), 6) if seen else 0.0
+        for k in VECTOR_SIGNALS
+    }
+
+
 def brier(scored: list[tuple[Row, float]]) -> float:
     return float(np.mean([(p - float(r.right)) ** 2 for r, p in scored]))
 
@@ -314,6 +326,7 @@ def main(argv: list[str] | None = None) -> int:
         "intercept": round(intercept, 6),
         "weights": {n: round(float(w), 6) for n, w in zip(names, weights, strict=True)},
         "line": line,
+        "signal_means": signal_means(data),
         "fitted_on": len(data),
         "fitted_by": "bench/confidence_fit.py",
     }

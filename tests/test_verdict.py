@@ -110,3 +110,28 @@ def test_the_fit_recovers_which_signal_predicts_a_right_answer() -> None:
     assert set(lines) == {"a", "b", "c"} and all(0.0 < t < 0.9 for t in lines.values())
     numbers = confidence_fit.group_numbers(held)["commit a / Python"]
     assert numbers["refused_while_right"] <= 0.03 and numbers["accepted_while_wrong"] == 0.0
+
+
+def test_an_answer_without_vectors_is_judged_on_the_rest_not_read_as_far_from_the_question() -> (
+    None
+):
+    """Vectors off, an index still embedding, or the models stepping aside for Chinese text:
+    the cosine signals are unobserved, so the shipped means stand in for them."""
+    model = verdict.shipped()
+    assert set(model.means) == set(verdict.VECTOR_SIGNALS)
+    qa = analyze("where is compute_cart_total")
+    with_vectors = verdict.signals(qa, None, strong())
+    without = verdict.signals(qa, None, [without_vectors(e) for e in strong()])
+    assert without["no_vector"] == 1.0 and without["cos_max"] == 0.0
+    imputed = {**without, **model.means}
+    assert model.probability(without) == pytest.approx(model.probability(imputed))
+    zeros = verdict.ConfidenceModel(model.intercept, model.weights, model.line)
+    assert model.probability(without) > zeros.probability(without)
+    assert model.probability(with_vectors) == zeros.probability(with_vectors)
+
+
+def without_vectors(e: Evidence) -> Evidence:
+    kept = {k: v for k, v in e.scores.items() if k not in ("cosine", "vector_rank")}
+    return Evidence(
+        e.path, e.start, e.end, e.symbol, e.kind, e.language, e.score, list(e.reasons), e.text, kept
+    )

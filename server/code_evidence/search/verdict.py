@@ -20,7 +20,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -148,27 +148,40 @@ def signals(
     }
 
 
+# What the embedder would have said: unobserved when no top result has a cosine (vectors
+# switched off, an index still embedding, or the models stepping aside for text they cannot
+# read). Zeros there would read as "far from the question"; the fit saw no such answers.
+VECTOR_SIGNALS = ("cos_max", "cos_first", "vector_first")
+
+
 @dataclass(frozen=True, slots=True)
 class ConfidenceModel:
-    """Logistic weights over :func:`signals`, and the refusal line fitted with them."""
+    """Logistic weights over :func:`signals`, and the refusal line fitted with them.
+    ``means``: each vector signal's mean over the answers the fit saw, put in its place when
+    it is unobserved (mean imputation: such an answer is judged on everything else)."""
 
     intercept: float
     weights: dict[str, float]
     line: float
+    means: dict[str, float] = field(default_factory=dict)
 
     def probability(self, sig: Mapping[str, float]) -> float:
+        if sig.get("no_vector") and self.means:
+            sig = {**sig, **{k: self.means[k] for k in VECTOR_SIGNALS if k in self.means}}
         z = self.intercept + sum(w * sig.get(name, 0.0) for name, w in self.weights.items())
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
     @classmethod
     def from_json(cls, data: Mapping[str, object]) -> ConfidenceModel:
         weights = data["weights"]
-        if not isinstance(weights, dict):
-            raise ValueError("confidence model: 'weights' is not a map")
+        means = data.get("signal_means", {})
+        if not isinstance(weights, dict) or not isinstance(means, dict):
+            raise ValueError("confidence model: 'weights' or 'signal_means' is not a map")
         return cls(
             float(data["intercept"]),  # type: ignore[arg-type]
             {str(k): float(v) for k, v in weights.items()},
             float(data["line"]),  # type: ignore[arg-type]
+            {str(k): float(v) for k, v in means.items()},
         )
 
 
