@@ -288,8 +288,8 @@ class Indexer:
         if head and read_at != {head}:
             freshness.update_history(self.git, store, head)
 
-        if policy_changed and len(parts.vectors):
-            self._drop_refused_vectors()
+        if policy_changed:
+            parts.redecide_vectors(model_id)
         embedded, from_cache, cancelled = 0, 0, False
         if cfg.stages.vectors:
             embedded, from_cache, cancelled = self._fill_vectors(
@@ -339,13 +339,6 @@ class Indexer:
             count = int(store.get_meta("bm25_only") or 0) + delta
         store.set_meta({"bm25_only": str(count), "vector_policy": VECTOR_POLICY})
         return changed
-
-    def _drop_refused_vectors(self) -> None:
-        """Under a new policy, chunks it refuses lose the vectors an older one gave them."""
-        refused = [sc.id for sc in self.parts.store.all_chunks() if not wants_vector(sc.chunk.path)]
-        if any(i in self.parts.vectors for i in refused):
-            self.parts.vectors.remove(refused)
-            self.parts.vectors.save()
 
     def _relink_imports(self, cfg: Config, change: LinkChange | None) -> Relinked:
         """Import edges, same-package edges and the build-output finding (``relink.py``):
