@@ -330,3 +330,16 @@ def load_config(
             raise ConfigError(f"{CONFIG_FILE}: [{name}] must be a table")
         cfg = dataclasses.replace(cfg, **{name: _apply(getattr(cfg, name), values, f"[{name}]")})
     return cfg
+
+
+def load_config_or_defaults(workspace: Path, tuned: dict[str, Any]) -> tuple[Config, str | None]:
+    """For a host that must keep serving: a ``.code-evidence.toml`` that does not hold is
+    ignored whole, and the second value says why (``None`` when the file held). ``tuned``:
+    the stored tune result, as :func:`read_tuned` gives it."""
+    ranking = tuned.get("ranking")
+    try:
+        return load_config(workspace, ranking), None
+    except ConfigError as exc:
+        return load_config(workspace, ranking, use_file=False), (
+            f"{CONFIG_FILE} ignored, defaults used: {exc}"
+        )

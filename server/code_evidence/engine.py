@@ -11,17 +11,12 @@ and an immutable configuration swapped in whole.
 from __future__ import annotations
 
 import dataclasses
-import errno
-import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
-
-from filelock import FileLock, Timeout
 
 from .api import (
     EngineError,
@@ -36,56 +31,28 @@ from .api import (
     check_line,
     checked,
 )
-from .config import CONFIG_FILE, Config, ConfigError, describe_tuned, load_config, read_tuned
-from .filekinds import wants_vector
+from .config import Config, describe_tuned, load_config, load_config_or_defaults, read_tuned
 from .git import Git
 from .index import snapshot
-from .index.indexer import Indexer, PassInput, Progress, merge_counts
+from .index.editor import EditorState
+from .index.folder import IndexFolder, IndexWriteError
+from .index.indexer import Indexer, Progress
 from .index.parts import IndexParts, PartsUnavailable
-from .index.plan import chunking_key, plan, vector_target
-from .index.scan import ScanResult, scan_workspace
+from .index.plan import vector_target
+from .index.status import Holder, read_status
 from .index.store import Store
 from .models import crossencoder
-from .models.embed_cache import EmbeddingCache, embedding_text
-from .models.embedder import Embedder
-from .paths import (
-    cache_root,
-    changed_paths,
-    default_index_dir,
-    private_cache_root,
-    private_index_dir,
-    resolve_workspace_path,
-)
+from .models.embed_cache import EmbeddingCache
+from .models.embedder import Embedder, shared_embedder
+from .paths import cache_root, changed_paths, default_index_dir, resolve_workspace_path
 from .requestlog import RequestLog
 from .search import pipeline
-from .search.answers import AnswerCache, answer_key
+from .search.answers import Answers, answer_key, drop_deleted
 from .search.lookups import Lookups
 from .search.pipeline import SearchIndex
 
 if TYPE_CHECKING:
     from .models.cluster import EmbeddingPool
-
-
-class IndexWriteError(EngineError):
-    """The index folder cannot take writes (a full disk, a read-only file system): the
-    index keeps what it last committed, and answers can still come from it."""
-
-
-# What a failed write says when the file system, not the code, is the problem.
-_NO_WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG, errno.EACCES}
-_NO_WRITE_WORDS = ("disk is full", "readonly database", "no space left", "read-only file system")
-
-
-def _cannot_write(exc: BaseException) -> bool:
-    if isinstance(exc, OSError) and exc.errno in _NO_WRITE_ERRNOS:
-        return True
-    return any(w in str(exc).lower() for w in _NO_WRITE_WORDS)
-
-
-@lru_cache(maxsize=1)
-def shared_embedder() -> Embedder:
-    """One model per process: loading it is the slowest part of a cold start."""
-    return Embedder()
 
 
 class Engine:
@@ -119,66 +86,37 @@ class Engine:
         )
         self.tuned = read_tuned(self.index_dir) if config is None else {}
         self.config_error: str | None = None
-        if config is None:
-            try:
-                config = load_config(self.workspace, self.tuned.get("ranking"))
-            except ConfigError as exc:
-                if bad_config != "defaults":
-                    raise
-                self.config_error = f"{CONFIG_FILE} ignored, defaults used: {exc}"
-                config = load_config(self.workspace, self.tuned.get("ranking"), use_file=False)
-        self.config = config
+        if config is None and bad_config == "defaults":
+            config, self.config_error = load_config_or_defaults(self.workspace, self.tuned)
+        self.config = config or load_config(self.workspace, self.tuned.get("ranking"))
         self.notes: list[str] = [self.git.refusal] if self.git.refusal else []
         if self.config_error:
             self.notes.append(self.config_error)
-        self.read_only = self._open_folder()
+        self.folder = IndexFolder(self.index_dir)
+        self.notes.extend(self.folder.notes)
+        self.locked_by_other = self.folder.locked_by_other
         self._embedder = embedder
         self._cache: EmbeddingCache | None = None
         # One index pass at a time; requests do not take this lock: they read the last
         # committed state through their own connection while a pass runs.
         self._index_lock = threading.Lock()
         self._indexing = False
-        self._overlays: dict[str, str] = {}
-        self._focus: frozenset[str] = frozenset()
-        self._answers = AnswerCache()
-        self._scores = crossencoder.ScoreCache()  # cross-encoder logits per (question, chunk)
+        self.editor = EditorState(self.workspace)
+        self._answers = Answers()
         self.requests = RequestLog(self.index_dir / "requests.jsonl")
         try:
             self.parts = IndexParts(
-                self.index_dir, self.read_only, lambda: self.cache, lambda: self.embedder.model_id
+                self.index_dir,
+                self.folder.read_only,
+                lambda: self.cache,
+                lambda: self.embedder.model_id,
             )
         except PartsUnavailable as exc:
             raise EngineError(str(exc)) from exc
         self.notes.extend(self.parts.notes)
-        self.read_only = self.read_only or self.parts.read_only
+        self.read_only = self.folder.read_only or self.parts.read_only
         self._indexer = Indexer(self.workspace, self.git, self.parts)
-        self._lookups = Lookups(lambda: self.parts.reader, self._exists)
-
-    def _open_folder(self) -> bool:
-        """Create (or repair) the index folder as private to the user and take its writer
-        lock; True when the index can only be read (another process writes it, or the file
-        system takes no writes)."""
-        try:
-            if self.index_dir.is_relative_to(cache_root()):
-                private_cache_root()
-            private_index_dir(self.index_dir)  # (and repairs what an older version wrote)
-        except OSError as exc:
-            raise EngineError(f"cannot create index folder {self.index_dir}: {exc}") from exc
-        self._lock = FileLock(str(self.index_dir / "writer.lock"), mode=0o600)
-        self.locked_by_other = False
-        try:
-            self._lock.acquire(timeout=0)
-        except Timeout:
-            self.locked_by_other = True
-            return True
-        except OSError as exc:
-            self.notes.append(
-                f"the index folder {self.index_dir} takes no writes ({exc.strerror or exc}): "
-                "answering from the index as it is, without refreshing it"
-            )
-            return True
-        private_index_dir(self.index_dir)  # the lock file, created with the umask's mode
-        return False
+        self._lookups = Lookups(lambda: self.parts.reader, self.editor.exists)
 
     # -- resources -------------------------------------------------------------------------
     @property
@@ -210,8 +148,7 @@ class Engine:
             if self._cache is not None:
                 self._cache.close()
             self.parts.close()
-            if self._lock.is_locked:
-                self._lock.release()
+            self.folder.release()
 
     def __enter__(self) -> Engine:
         return self
@@ -236,25 +173,17 @@ class Engine:
     def set_overlay(self, path: str, text: str | None) -> None:
         """Search ``text`` instead of the disk copy of ``path`` (an editor's unsaved buffer);
         ``None`` goes back to the disk copy. Takes effect at the next index pass."""
-        rel = self._relative(path)
-        if text is None:
-            self._overlays.pop(rel, None)
-        else:
-            self._overlays[rel] = text
+        self.editor.set_overlay(self._relative(path), text)
 
     def set_focus(self, paths: Iterable[str]) -> None:
-        """The files open in the editor: their neighbourhood is embedded first in a pass, so
-        answers improve where the user is while the rest waits its turn."""
-        self._focus = frozenset(paths)
+        """The files open in the editor (``index/editor.py``)."""
+        self.editor.set_focus(paths)
 
     def _relative(self, path: str) -> str:
         try:
             return resolve_workspace_path(self.workspace, path)
         except ValueError as exc:
             raise EngineError(str(exc)) from exc
-
-    def _exists(self, rel: str) -> bool:
-        return rel in self._overlays or (self.workspace / rel).is_file()
 
     # -- indexing ---------------------------------------------------------------------------
     @property
@@ -281,35 +210,21 @@ class Engine:
         process (``index --cluster``, docs/cluster.md). ``paths``: the workspace-relative files
         known to have changed (a watcher's events): only they are looked at, unless the pass
         finds it must scan everything (HEAD moved, ignore rules changed, a folder moved)."""
-        with self._index_lock:
+        with self._index_lock, self.folder.writing():
             self._indexing = True
             try:
                 only = None if paths is None else changed_paths(self.workspace, paths)
-                job = PassInput(self.config, dict(self._overlays), self._focus, only)
+                job = self.editor.pass_input(self.config, only)
                 return self._indexer.run(
                     job, lambda: self.embedder, lambda: self.cache, progress, cancel, pool
                 )
-            except (OSError, sqlite3.OperationalError, ValueError, RuntimeError) as exc:
-                if not _cannot_write(exc):
-                    raise
-                raise IndexWriteError(
-                    f"cannot write the index in {self.index_dir} ({exc}); free some space or "
-                    "put the index elsewhere (--index-dir, CODE_EVIDENCE_CACHE_DIR)"
-                ) from exc
             finally:
                 self._indexing = False
 
     def embedding_texts(self) -> list[str]:
-        """The embedded text of every chunk of this index, once each (what ``cache export``
-        ships: the cache keys follow from them and the model id)."""
+        """What ``cache export`` ships (``IndexParts.embedding_texts``)."""
         with self.snapshot():
-            chunks = self.reader.all_chunks()
-            # Only what gets a vector (filekinds.wants_vector): catalogs and data stay BM25 only.
-            return list(
-                dict.fromkeys(
-                    embedding_text(sc.chunk) for sc in chunks if wants_vector(sc.chunk.path)
-                )
-            )
+            return self.parts.embedding_texts()
 
     def refresh(self, progress: Progress | None = None) -> tuple[IndexReport | None, list[str]]:
         """An index pass before answering, when this process may write; a note instead of an
@@ -322,39 +237,18 @@ class Engine:
             return None, [f"{exc}; answering from the index as it was last committed"]
 
     def status(self, scan: bool = True) -> Status:
-        """Where the index stands. ``scan`` False (after a pass over the files the watcher
-        saw change): no listing of the workspace and no ``git status``, so ``pending`` is 0
-        (the watcher reports every change) and ``dirty`` unknown; the rest is the same."""
-        size = sum(p.stat().st_size for p in self.index_dir.rglob("*") if p.is_file())
-        with self.snapshot():
-            if not scan:
-                return self._status(ScanResult(self.workspace, self.git.head_state(), []), size, 0)
-            listed = scan_workspace(self.workspace, self.config.index, self.git)
-            work = plan(self.reader, listed.files, chunking_key(self.config.index))
-            return self._status(listed, size, len(work.to_read) + len(work.removed))
-
-    def _status(self, scan: ScanResult, size: int, pending: int) -> Status:
-        files, chunks = self.reader.counts()
-        return Status(
-            workspace=str(self.workspace),
-            index_dir=str(self.index_dir),
-            commit=scan.git.commit,
-            branch=scan.git.branch,
-            dirty=scan.git.dirty,
-            indexed_commit=self.reader.get_meta("commit"),
-            indexed_at=self.reader.get_meta("indexed_at"),
-            files=files,
-            chunks=chunks,
-            vectors=len(self.parts.vectors),
-            pending=pending,
-            vector_target=vector_target(self.reader),
-            index_bytes=size,
-            model=self.reader.get_meta("model"),
-            locked_by_other=self.locked_by_other,
-            state=self.state,
-            ranking=describe_tuned(self.tuned),
-            skipped=merge_counts(scan.skipped, self.reader.skipped_reasons()),
-        )
+        """Where the index stands (``index/status.py``); ``scan`` False skips listing the
+        workspace (after a pass over the files the watcher saw change)."""
+        with self.snapshot() as reader:
+            holder = Holder(
+                self.workspace,
+                self.index_dir,
+                len(self.parts.vectors),
+                self.locked_by_other,
+                self.state,
+                describe_tuned(self.tuned),
+            )
+            return read_status(holder, reader, self.git, self.config, scan)
 
     def indexed_head(self) -> tuple[str | None, str | None]:
         """(commit, branch) the index was last brought to."""
@@ -417,8 +311,9 @@ class Engine:
         with self.snapshot():
             result = self._answer(req, open_file, timings, notes, control)
         # Callers may edit what they get (drop results, add notes); the cache keeps its own.
-        return self._without_deleted(
-            dataclasses.replace(result, results=list(result.results), notes=list(notes))
+        return drop_deleted(
+            dataclasses.replace(result, results=list(result.results), notes=list(notes)),
+            self.editor.exists,
         )
 
     def _answer(
@@ -431,30 +326,20 @@ class Engine:
     ) -> FindResult:
         """From the answer cache, else from the pipeline (inside the caller's snapshot)."""
         cfg = self.config
-        t0 = time.perf_counter()
         key = answer_key(self.reader, len(self.parts.vectors), req, open_file, cfg)
-        cached = self._answers.get(key)
-        if cached is not None:
-            timings["cache"] = StageTiming(1, (time.perf_counter() - t0) * 1000)
-            return dataclasses.replace(cached, trace=timings, notes=notes)
-        index = self._search_index(cfg)
-        result = pipeline.answer(req, open_file, cfg, index, timings, notes, control)
-        if not self.read_only:
-            self.requests.record(result, open_file, req.line)
-        damaged = self.parts.repair_lexical_if_damaged(result.notes, self._index_lock)
-        if not self._indexing and not damaged:  # mid-pass or degraded: never keep them
-            self._answers.put(key, result)
-        return result
 
-    def _without_deleted(self, result: FindResult) -> FindResult:
-        """A file deleted since the last pass must vanish from answers at once, not after the
-        next pass."""
-        kept = [r for r in result.results if self._exists(r.path)]
-        if len(kept) != len(result.results):
-            gone = len(result.results) - len(kept)
-            result.notes.append(f"{gone} result(s) dropped: deleted since the last index pass")
-            result.results = kept
-        return result
+        def compute() -> FindResult:
+            index = self._search_index(cfg)
+            result = pipeline.answer(req, open_file, cfg, index, timings, notes, control)
+            if not self.read_only:
+                self.requests.record(result, open_file, req.line)
+            return result
+
+        def keep(result: FindResult) -> bool:  # mid-pass or degraded: never keep them
+            damaged = self.parts.repair_lexical_if_damaged(result.notes, self._index_lock)
+            return not self._indexing and not damaged
+
+        return self._answers.answer(key, compute, keep, timings, notes)
 
     def _search_index(self, cfg: Config) -> SearchIndex:
         vectors_on = cfg.stages.vectors
@@ -465,7 +350,7 @@ class Engine:
             vectors=self.parts.vectors if vectors_on else None,
             embedder=self.embedder,
             cache=self.cache if vectors_on else None,
-            scores=self._scores,
+            scores=self._answers.scores,
             read_only=self.read_only,
         )
 
@@ -488,8 +373,7 @@ class Engine:
     def forget_answers(self) -> None:
         """Drop cached answers and cross-encoder scores (benchmarks time each configuration
         from cold)."""
-        self._answers.clear()
-        self._scores = crossencoder.ScoreCache()
+        self._answers.forget()
 
     def preload_models(self) -> None:
         """For long-running hosts (the language server): load the cross-encoder now, in the

@@ -26,7 +26,7 @@ import numpy as np
 import tantivy
 
 from ..filekinds import wants_vector
-from ..models.embed_cache import EmbeddingCache, embedding_key
+from ..models.embed_cache import EmbeddingCache, embedding_key, embedding_text
 from .cjk import analysis_version
 from .lexical import LexDoc, LexicalIndex
 from .store import Store, StoreCorrupt, StoredChunk, StoreOutdated, StoreUnwritable
@@ -257,6 +257,15 @@ class IndexParts:
         if ids:
             self.vectors.add(ids, np.stack(vecs))
         return missing
+
+    def embedding_texts(self) -> list[str]:
+        """The embedded text of every chunk that gets a vector, once each (what ``cache
+        export`` ships: the cache keys follow from them and the model id). Catalogs and data
+        stay BM25 only (``filekinds.wants_vector``)."""
+        chunks = self.reader.all_chunks()
+        return list(
+            dict.fromkeys(embedding_text(sc.chunk) for sc in chunks if wants_vector(sc.chunk.path))
+        )
 
     @property
     def reader(self) -> Store:

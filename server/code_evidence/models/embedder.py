@@ -11,6 +11,7 @@ import hashlib
 import logging
 import threading
 from collections.abc import Iterator, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -171,6 +172,12 @@ class Embedder:
         pieces = list(_split_at_newlines(text, _COUNT_PIECE_CHARS))
         encodings = self._count_tok.encode_batch(pieces, add_special_tokens=False)
         return sum(len(e.ids) for e in encodings)
+
+
+@lru_cache(maxsize=1)
+def shared_embedder() -> Embedder:
+    """One model per process: loading it is the slowest part of a cold start."""
+    return Embedder()
 
 
 def length_batches(

@@ -9,12 +9,16 @@ can never outlive the code it cites, and a ranking change never serves an answer
 
 from __future__ import annotations
 
+import dataclasses
 import threading
+import time
 from collections import OrderedDict
+from collections.abc import Callable
 
-from ..api import FindRequest, FindResult
+from ..api import FindRequest, FindResult, StageTiming
 from ..config import Config
 from ..index.store import Store
+from ..models.crossencoder import ScoreCache
 
 ANSWER_CACHE_SIZE = 256
 # Bump when ranking code changes what an answer is, so no cached answer survives it.
@@ -74,3 +78,49 @@ class AnswerCache:
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
+
+
+class Answers:
+    """What a long-lived host keeps between questions: the newest answers, and the
+    cross-encoder's logits per (question, chunk), which outlive the answers (a new index
+    generation drops every answer, not the score of an unchanged chunk for the same question)."""
+
+    def __init__(self) -> None:
+        self.cache = AnswerCache()
+        self.scores = ScoreCache()
+
+    def answer(
+        self,
+        key: Key,
+        compute: Callable[[], FindResult],
+        keep: Callable[[FindResult], bool],
+        timings: dict[str, StageTiming],
+        notes: list[str],
+    ) -> FindResult:
+        """The cached answer for ``key`` (with this request's timings and notes), else
+        ``compute()``'s, kept when ``keep`` says it may be served again."""
+        t0 = time.perf_counter()
+        cached = self.cache.get(key)
+        if cached is not None:
+            timings["cache"] = StageTiming(1, (time.perf_counter() - t0) * 1000)
+            return dataclasses.replace(cached, trace=timings, notes=notes)
+        result = compute()
+        if keep(result):
+            self.cache.put(key, result)
+        return result
+
+    def forget(self) -> None:
+        """Drop answers and scores (benchmarks time each configuration from cold)."""
+        self.cache.clear()
+        self.scores = ScoreCache()
+
+
+def drop_deleted(result: FindResult, exists: Callable[[str], bool]) -> FindResult:
+    """A file deleted since the last pass must vanish from answers at once, not after the
+    next pass."""
+    kept = [r for r in result.results if exists(r.path)]
+    if len(kept) != len(result.results):
+        gone = len(result.results) - len(kept)
+        result.notes.append(f"{gone} result(s) dropped: deleted since the last index pass")
+        result.results = kept
+    return result
