@@ -288,7 +288,7 @@ class Indexer:
         if head and read_at != {head}:
             freshness.update_history(self.git, store, head)
 
-        if policy_changed:
+        if policy_changed and len(parts.vectors):  # a new index has nothing to re-decide
             parts.redecide_vectors(model_id)
         embedded, from_cache, cancelled = 0, 0, False
         if cfg.stages.vectors:
