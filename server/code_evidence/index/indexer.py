@@ -424,7 +424,7 @@ class Indexer:
                 if progress:
                     progress("embed", min(i + EMBED_BATCH, len(missing)), len(missing))
         finally:
-            if missing:
+            if missing or from_cache:  # vectors from the cache are kept too (a journal append)
                 vectors.save()
         return embedded, from_cache, False
 

@@ -164,14 +164,17 @@ class VectorIndex:
         now = self._disk_state()
         small = now is not None and now[2] + size <= max(JOURNAL_MIN_BYTES, JOURNAL_SHARE * now[0])
         if small and now == self._on_disk:
-            with self.journal.open("ab") as fh:
-                fh.write(b"".join(self._pending))
-                fh.flush()
-                os.fsync(fh.fileno())
+            self._append(b"".join(self._pending))
             self._pending.clear()
             self._on_disk = self._disk_state()
             return
         self._save_whole()
+
+    def _append(self, data: bytes) -> None:
+        with self.journal.open("ab") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
 
     def _disk_state(self) -> tuple[int, int, int] | None:
         """The file's size and time and its journal's size, when the journal continues it."""
