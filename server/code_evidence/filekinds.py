@@ -128,12 +128,9 @@ def is_outside_source(path: str) -> bool:
 # Every chunk is in BM25; a vector costs ~25 ms of model time on 2 cores, so it goes where a
 # question is asked by meaning. Translation catalogs, lockfiles, fixtures and data files are
 # asked about by the strings they hold (a msgid, a package name, a field value), which BM25
-# answers exactly; on Django the catalogs alone were most of the embedding time. Tests were
-# 46 % of Django's model tokens, and their vectors mostly outranked the code they test: on the
-# dev set every group gained without them (docs/performance.md); BM25 finds a test by the
-# names it holds, and the structure channel by what it imports. Bump VECTOR_POLICY when
-# wants_vector or what is embedded of a chunk (``embed_cache.embedding_text``) changes: the
-# next pass re-decides every chunk. 2: tests are BM25 only.
+# answers exactly; on Django the catalogs alone were most of the embedding time. Bump
+# VECTOR_POLICY when wants_vector or what is embedded of a chunk (``embed_cache.embedding_text``)
+# changes: the next pass re-decides every chunk. 2: tests and docs embedded from their head.
 VECTOR_POLICY = "2"
 CATALOG_SUFFIXES = (".po", ".pot", ".mo", ".xliff", ".xlf")
 LOCKFILE_NAMES = frozenset(
@@ -164,8 +161,7 @@ FIXTURE_DATA_SUFFIXES = (".json", ".yaml", ".yml", ".xml", ".txt", ".sql", *DATA
 
 def vector_kind(path: str) -> str | None:
     """Why a file's chunks get no vector (BM25 only): ``catalog``, ``lockfile``,
-    ``fixture``, ``data`` or ``test``; None when they get one. Decided from the path alone
-    (a Rust ``#[cfg(test)]`` module inside a source file keeps its vector)."""
+    ``fixture`` or ``data``; None when they get one. Decided from the path alone."""
     dirs, name = _split(path.lower())
     if name.endswith(CATALOG_SUFFIXES):
         return "catalog"
@@ -175,8 +171,6 @@ def vector_kind(path: str) -> str | None:
         return "fixture"
     if name.endswith(DATA_SUFFIXES):
         return "data"
-    if file_flags(path, "")[0]:
-        return "test"
     return None
 
 
