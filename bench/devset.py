@@ -25,6 +25,9 @@ DEFAULT_WS = {"sdist": CACHE_ROOT / "ws", "history": CACHE_ROOT / "ws-history"}
 DEFAULT_INDEX_ROOT = {"sdist": CACHE_ROOT / "index", "history": CACHE_ROOT / "index-history"}
 # Traceback cases built from the same workspaces (bench/failures/README.md); one file per dataset.
 FAILURES_DIR = BENCH / "failures" / "cases"
+# Message cases beside them: labelled at the template, and mined from other languages' sources
+# (bench/messages/make_cases.py).
+MESSAGES_DIR = BENCH / "messages" / "cases"
 
 
 def load_manifest(shared: Path) -> list[dict[str, Any]]:

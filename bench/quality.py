@@ -74,6 +74,7 @@ from devset import (
     DEFAULT_INDEX_ROOT,
     DEFAULT_WS,
     FAILURES_DIR,
+    MESSAGES_DIR,
     ensure_workspace,
     in_sdist_mode,
     load_cases,
@@ -89,7 +90,7 @@ GROUPS = ("commit a", "commit b", "docstring")
 VARIANT_C = "commit c"
 # Groups of the local failure cases: scored the same way, but score.py's cross-check and the
 # reference comparison cover only the shared GROUPS (no baseline exists for these).
-FAILURE_GROUPS = ("trace", "message")
+FAILURE_GROUPS = ("trace", "message", "message-template", "message-mined")
 
 # Best reference method per group, from the "Reference baselines (dev set)" table of
 # shared/bench/README.md: hybrid-rrf for commit a and docstring, hybrid-rrf+open for commit b.
@@ -570,6 +571,9 @@ def per_case_record(r: CaseRun) -> dict[str, Any]:
         "id": r.case.id,
         "group": r.case.group,
         "confidence": r.confidence,
+        # getattr: the same bench can run an older engine's evaluate (a "before" run)
+        "signals": getattr(r, "signals", {}),
+        "refused_by_rule": getattr(r, "refused_by_rule", False),
         "metrics": r.metrics,
         "gold_files": sorted(r.case.gold),
         "top_files": file_ranking(r.hits)[:TOP_FILES],
@@ -641,6 +645,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=None,
         help=f"also run the traceback cases of {FAILURES_DIR.relative_to(REPO)} (default: when "
         "that folder exists)",
+    )
+    ap.add_argument(
+        "--messages",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help=f"also run the message cases of {MESSAGES_DIR.relative_to(REPO)} (labelled at the "
+        "template; mined from other languages' sources; default: when that folder exists)",
     )
     ap.add_argument(
         "--variant-c",
@@ -724,6 +735,7 @@ def main(argv: list[str] | None = None) -> int:
     failures = FAILURES_DIR.is_dir() if args.failures is None else args.failures
     if failures and not FAILURES_DIR.is_dir():
         raise SystemExit(f"{FAILURES_DIR}: missing (build it with bench/failures/make_cases.py)")
+    messages = MESSAGES_DIR.is_dir() if args.messages is None else args.messages
     created = stamp()
     out: Path = args.out or result_path(f"quality-{args.mode}")
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -735,6 +747,8 @@ def main(argv: list[str] | None = None) -> int:
         cases = load_cases(shared, d, args.cases_limit)
         if failures:
             cases += load_failure_cases(FAILURES_DIR, d["name"], args.cases_limit)
+        if messages:
+            cases += load_failure_cases(MESSAGES_DIR, d["name"], args.cases_limit)
         if args.variant_c:
             cases += variant_c_cases(cases)
         if args.unanswerable:

@@ -149,7 +149,7 @@ def test_human_output_explains_itself_and_quiet_stays_terse(project: Path, tmp_p
     out = run_cli(*args)
     assert out.returncode == 0, out.stderr
     text = out.stdout
-    assert "confidence: 0-1, how close the best result is to the question" in text
+    assert "confidence: 0-1, the chance that the first result's file is the right one" in text
     dropped = int(re.search(r"tokens, (\d+) dropped\)", text).group(1))  # type: ignore[union-attr]
     if dropped:
         assert f"dropped: {dropped} near-miss results left out of the context pack (" in text

@@ -127,6 +127,8 @@ def test_the_finding_survives_a_round_trip_and_bad_json() -> None:
         ("test/types/plugin.test-d.ts", True),
         ("src/app.spec.tsx", True),
         ("tests/test_buf.rs", True),
+        ("benches/bytes_mut.rs", True),
+        ("src/benchmarks/string.ts", True),
         ("src/bytes.rs", False),
         ("lib/route.js", False),
         ("src/main/java/com/x/Item.java", False),

@@ -169,6 +169,29 @@ def test_java_classes_of_one_package_are_neighbours_without_imports() -> None:
 # --------------------------------------------------------------------------- Rust
 
 
+def test_rust_impl_blocks_link_to_their_type_and_trait_in_the_crate() -> None:
+    files = {
+        "src/buf/buf_impl.rs": [
+            ("Buf", "/// Reads bytes.\npub trait Buf {\n    fn remaining(&self) -> usize;\n}")
+        ],
+        "src/buf/take.rs": [
+            ("Take", "pub struct Take<T> {\n    inner: T,\n}"),
+            ("Take", "impl<T: Buf> Buf for Take<T> {"),
+        ],
+        "src/bytes.rs": [("Bytes", "pub struct Bytes {}")],
+        "src/fmt/debug.rs": [("Bytes", "impl Debug for &Bytes where T: Clone {")],
+        "src/other.rs": [("Bytes", "pub(crate) struct Bytes {}")],  # defined twice below
+        "tests/test_take.rs": [("Take", "impl Buf for Take {")],  # tests take no part
+        "crates/x/src/lib.rs": [("X", "impl Buf for X {")],  # another crate
+    }
+    edges = set(same_package_edges({p: "rust" for p in files}, lambda p: files[p]))  # type: ignore[arg-type,return-value]
+    assert ("src/buf/take.rs", "src/buf/buf_impl.rs") in edges  # the trait it implements
+    assert not any(src == "src/fmt/debug.rs" for src, _ in edges)  # "Bytes" is ambiguous
+    assert not any("tests/" in a or "tests/" in b for a, b in edges)
+    assert not any("crates/x" in a or "crates/x" in b for a, b in edges)
+    assert len(edges) == 1
+
+
 def test_rust_workspace_crates_resolve_by_their_cargo_name() -> None:
     paths = {
         "Cargo.toml",

@@ -129,6 +129,20 @@ def test_tests_are_penalised_unless_the_question_is_about_tests() -> None:
     assert about[1].factor == 1.0
 
 
+def test_a_change_description_is_about_its_headline_not_its_test_bullets() -> None:
+    """A pasted change description names tests in its bullets (every change has some); the
+    question is about tests only when its headline says so, or a pasted failure does."""
+    sc = chunk(1, path="test/stream.test.js", symbol="streams", is_test=True)
+    squashed = "feat: Web Stream API\n\n* feat: Web Stream API\n\n* test: skip when unavailable"
+    assert featured([cand(sc)], squashed)[1].factor == pytest.approx(Config().ranking.test_penalty)
+    headline = "test: cover the Web Stream API\n\n* feat: stream replies"
+    assert featured([cand(sc)], headline)[1].factor == 1.0
+    failure = 'Traceback (most recent call last):\n  File "tests/test_app.py", line 3\nKeyError: 1'
+    assert featured([cand(sc)], failure)[1].factor == 1.0
+    assert not analyze("feat: body schema per content type\n\n* fix: types").about_declarations
+    assert analyze("fix(types): body schema per content type").about_declarations
+
+
 def test_prototypes_rank_below_bodies_unless_declarations_are_asked_about() -> None:
     proto = chunk(1, "include/rb.h", "rb_push", "void rb_push(rb_t *rb);", kind="declaration")
     plain = featured([cand(proto)], "push a record into the ring buffer")
@@ -177,6 +191,10 @@ def test_generated_files_rank_below_sources_but_stay_in_answers() -> None:
     assert "generated" not in opened[1].reasons
     assert "source-of-open" in opened[3].reasons
     assert opened[3].boost == pytest.approx(Config().ranking.source_of_open_boost * VOTE)
+    # A copy the question names by its path is what it asks about: not demoted.
+    named = featured([cand(dist), cand(copy)], "parse input in dist/index.js", generated=found)
+    assert "generated" not in named[2].reasons and "path-match" in named[2].reasons
+    assert "generated" in named[1].reasons
 
 
 class Named(Chunks):
@@ -367,46 +385,6 @@ def test_pieces_of_one_symbol_merge_into_one_result() -> None:
     assert merged.stored.chunk.text == "a\nb\nc\nd" and "merged" in merged.reasons
 
 
-def scored(sc: StoredChunk, score: float, cosine: float | None, *reasons: str) -> Candidate:
-    c = cand(sc, channel_scores={} if cosine is None else {"vector": cosine})
-    c.score = score
-    c.reasons.extend(reasons)
-    return c
-
-
-def test_verdict_maps_the_best_cosine_and_rewards_verbatim_evidence() -> None:
-    qa = analyze("how is the cart total computed")
-    weak = [scored(chunk(1), 1.0, 0.3)]
-    verdict = assemble.judge(weak, qa, 1.0, threshold=0.3)
-    assert verdict.confidence == pytest.approx((0.3 - assemble.COSINE_FLOOR) / 0.4, abs=1e-3)
-    assert verdict.insufficient and verdict.reason.startswith("weak evidence")
-    strong = [scored(chunk(1), 1.0, 0.3, "exact-identifier")]
-    assert assemble.judge(strong, qa, 1.0, threshold=0.3).confidence == pytest.approx(
-        (0.3 - assemble.COSINE_FLOOR) / 0.4 + assemble.VERBATIM_BONUS, abs=1e-3
-    )
-
-
-def test_verdict_refuses_when_a_quoted_phrase_is_nowhere_and_when_nothing_matched() -> None:
-    qa = analyze('where does it print "connection reset by peer"')
-    ranked = [scored(chunk(1, text="print('timeout')"), 1.0, 0.9)]
-    verdict = assemble.judge(ranked, qa, 1.0, threshold=0.3)
-    assert verdict.insufficient and "connection reset by peer" in (verdict.reason or "")
-    assert assemble.judge([], qa, 1.0, 0.3).insufficient
-
-
-def test_verdict_without_vectors_reads_agreement_and_separation() -> None:
-    qa = analyze("cart total")
-    top = scored(chunk(1), 1.0, None)
-    top.fused = 0.8
-    flat = [top, *(scored(chunk(i, symbol=f"s{i}"), 0.99, None) for i in range(2, 11))]
-    apart = [top, *(scored(chunk(i, symbol=f"s{i}"), 0.1, None) for i in range(2, 11))]
-    low = assemble.judge(flat, qa, 1.0, 0.3).confidence
-    high = assemble.judge(apart, qa, 1.0, 0.3).confidence
-    assert high > low
-    assert high == pytest.approx(0.55 * 0.8 + 0.3 * 0.9, abs=1e-3)
-    assert not math.isnan(low)
-
-
 def test_a_test_is_no_neighbour_of_an_open_source_file() -> None:
     src = chunk(1, "debug.go", "debugPrint", "func debugPrint() {}", language="go")
     test = chunk(2, "mode_test.go", "TestMode", "func TestMode() {}", language="go", is_test=True)
@@ -420,3 +398,48 @@ def test_a_test_is_no_neighbour_of_an_open_source_file() -> None:
     assert "same-dir" in out[2].reasons
     out = featured([cand(test)], "print debug output", open_file="debug_test.go")
     assert "same-dir" in out[2].reasons
+
+
+def test_a_conventional_commit_scope_names_a_file_or_folder() -> None:
+    """``type(scope): subject``: the scope is a section of the codebase (a file stem, a
+    folder, a path), worth half an explicit path; a headline without one names nothing."""
+    assert analyze("fix(binding, render): empty values\n\n* fix(tree): x").scopes == [
+        "binding",
+        "render",
+    ]
+    assert analyze("fix(reply.send): Uint8Array").scopes == ["reply.send", "reply"]
+    assert analyze("fix: nothing scoped (here)").scopes == []
+    router = chunk(1, path="router.go", symbol="addRoute", language="go")
+    form = chunk(2, path="binding/form.go", symbol="mapForm", language="go")
+    hooks = chunk(3, path="lib/hooks.js", symbol="hookRunner", language="javascript")
+    other = chunk(4, path="context.go", symbol="Bind", language="go")
+    out = featured([cand(router), cand(form), cand(hooks), cand(other)], "fix(router): panic")
+    assert "scope-match" in out[1].reasons and "scope-match" not in out[4].reasons
+    assert out[1].boost == pytest.approx(Config().ranking.scope_boost * VOTE)
+    assert "scope-match" in featured([cand(form)], "feat(binding): arrays")[2].reasons
+    assert "scope-match" in featured([cand(hooks)], "refactor(lib/hooks): typeof")[3].reasons
+    off = Config().changed(ranking={"scope_boost": 0.0})
+    assert "scope-match" not in featured([cand(router)], "fix(router): panic", cfg=off)[1].reasons
+
+
+def test_a_qualified_name_prefers_its_own_type_and_falls_back_to_the_bare_name() -> None:
+    """``Bytes::split_to``: the member of ``Bytes`` is the definition; ``BytesMut``'s member of
+    the same name is only a mention while the qualified one is among the candidates, and the
+    bare name again when it is not. The type itself is where a new member goes."""
+    assert analyze("Bytes::split_to and CodeBlock.join, os.path").qualified == [
+        ("Bytes", "split_to"),
+        ("CodeBlock", "join"),
+    ]
+    rs = {"language": "rust", "kind": "method"}
+    own = chunk(1, "src/bytes.rs", "Bytes.split_to", "fn split_to() {}", **rs)  # type: ignore[arg-type]
+    other = chunk(2, "src/bytes_mut.rs", "BytesMut.split_to", "fn split_to() {}", **rs)  # type: ignore[arg-type]
+    out = featured([cand(own), cand(other)], "Bytes::split_to - check fast path first")
+    assert "exact-identifier" in out[1].reasons
+    assert "mentions-identifier" in out[2].reasons and out[2].boost < out[1].boost
+    alone = featured([cand(other)], "Bytes::split_to - check fast path first")
+    assert "exact-identifier" in alone[2].reasons
+    java = {"language": "java", "kind": "class"}
+    block = chunk(3, "CodeBlock.java", "CodeBlock", "final class CodeBlock {}", **java)  # type: ignore[arg-type]
+    util = chunk(4, "Util.java", "Util.join", "static String join() {}", language="java")
+    out = featured([cand(block), cand(util)], "Implement CodeBlock.join")
+    assert "exact-identifier" in out[3].reasons and "exact-identifier" in out[4].reasons

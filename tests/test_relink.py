@@ -237,3 +237,27 @@ def test_a_new_file_that_makes_a_folder_build_output_redoes_the_twins_inside_it(
     assert found.reasons["lib/index.js"] == "build output named by a manifest"
     assert found.source_of["lib/helper.js"] == "pkg/deep/x/helper.js"
     assert_equals_full_relink(engine, tmp_path)
+
+
+def test_a_rust_change_redoes_its_crates_impl_edges(
+    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rust's impl edges are per crate (the folder above ``src/``), across its folders."""
+    crate = {
+        "rs/bytes/src/lib.rs": "pub struct Take { n: usize }\n",
+        "rs/bytes/src/buf/mod.rs": "pub trait Buf { fn remaining(&self) -> usize; }\n",
+        "rs/bytes/src/buf/take.rs": "impl Buf for Take {\n    fn remaining(&self) -> usize {\n"
+        "        0\n    }\n}\n",
+    }
+    for rel, text in crate.items():
+        write(engine, rel, text)
+    engine.index()
+    pkg = links(engine.parts.store)[1]
+    assert ("rs/bytes/src/buf/take.rs", "rs/bytes/src/lib.rs") in pkg
+    reads = Reads(monkeypatch)
+    write(engine, "rs/bytes/src/lib.rs", "pub struct Chain { n: usize }\n")
+    engine.index(paths=["rs/bytes/src/lib.rs"])
+    done, read = reads.last()
+    assert not done.full and read == set(crate)
+    assert ("rs/bytes/src/buf/take.rs", "rs/bytes/src/lib.rs") not in links(engine.parts.store)[1]
+    assert_equals_full_relink(engine, tmp_path)

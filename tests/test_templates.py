@@ -12,10 +12,11 @@ from code_evidence.api import Chunk, FindRequest
 from code_evidence.engine import Engine
 from code_evidence.index.store import StoredChunk
 from code_evidence.search import templates
-from code_evidence.search.assemble import judge
 from code_evidence.search.candidate import Candidate
+from code_evidence.search.pipeline import evidence
 from code_evidence.search.query import analyze
 from code_evidence.search.stacktraces import typed_text
+from code_evidence.search.verdict import judge
 
 
 @pytest.mark.parametrize(
@@ -108,9 +109,9 @@ def test_a_traceback_is_not_refused_for_its_frame_paths() -> None:
     ch = Chunk("rich/console.py", 1, 2, "render", "function", "python", text, "h")
     top = Candidate(stored=StoredChunk(1, ch, None), fused=0.1, score=0.1)
     top.channel_scores["vector"] = 0.9
-    verdict = judge([top], analyze(TRACE), 0.1, 0.3)
+    verdict = judge(analyze(TRACE), None, [evidence(top)], 0.0)  # the rule, not the line
     assert verdict.reason is None and not verdict.insufficient
-    typed = judge([top], analyze('where is "Unable to render it" raised'), 0.1, 0.3)
+    typed = judge(analyze('where is "Unable to render it" raised'), None, [evidence(top)], 0.3)
     assert typed.insufficient  # a quoted phrase the user typed still must match
 
 

@@ -99,6 +99,7 @@ REASON_TAGS = {
     "exact-identifier": "defines a name in the query",
     "mentions-identifier": "uses a name in the query",
     "path-match": "its path matches",
+    "scope-match": "in the component the scope names",
     "must-match": "holds the quoted text",
     "innermost-frame": "the trace's innermost frame",
     "stack-frame": "a frame of the trace",
@@ -139,8 +140,8 @@ def _counts(values: list[str], names: dict[str, str]) -> str:
 def legend(result: FindResult) -> list[str]:
     """Three lines under an answer that say what its figures mean."""
     lines = [
-        "confidence: 0-1, how close the best result is to the question and whether it matches "
-        "something verbatim; under the threshold the answer is marked insufficient"
+        "confidence: 0-1, the chance that the first result's file is the right one (fitted on "
+        "the dev set's projects); under the threshold the answer is marked insufficient"
     ]
     dropped = [d.reason for d in result.context.dropped]
     if dropped:

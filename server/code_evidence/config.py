@@ -126,8 +126,9 @@ class RankingConfig:
     cross_encoder_for: str = "descriptions"  # or "all": see crossencoder.reads_as_description
     # onnxruntime threads for the cross-encoder (0: physical cores; more never helps).
     rerank_threads: int = _key(0, 0, physical_cores)
-    # Confidence under this: evidence is reported as weak.
-    insufficient_below: float = _key(0.3, 0.0, 1.0)
+    # Confidence (the chance the first file is right) under this: evidence is reported as weak.
+    # The line fitted with the confidence model (search/confidence_model.json, "line").
+    insufficient_below: float = _key(0.22, 0.0, 1.0)
     # Votes for a file changed at HEAD, halving every 90 days of age (git history only). Off by
     # default: the dev set's workspaces carry no history, so it is unmeasured.
     freshness_weight: float = _key(0.0, 0.0, 100.0)
@@ -160,6 +161,9 @@ class RankingConfig:
     declaration_factor: float = _key(0.5, 0.0, 1.0)
     # Votes for the source of the open file when the open file is a generated copy of it.
     source_of_open_boost: float = _key(2.0, 0.0, 100.0)
+    # Votes for a file the question's Conventional Commits scope names ("fix(router): ..."
+    # -> router.go, "refactor(binding): ..." -> binding/): half an explicit path's.
+    scope_boost: float = _key(0.5, 0.0, 100.0)
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,8 +24,15 @@ VENDOR_DIRS = frozenset(
     }
 )
 # Test folders in any language: Python's and Rust's ``tests/``, Maven's ``src/test/java``, Jest's
-# ``__tests__``, RSpec's ``spec``, Go's ``testdata`` fixtures.
-TEST_DIRS = frozenset({"tests", "test", "__tests__", "spec", "testdata"})
+# ``__tests__``, RSpec's ``spec``, Go's ``testdata`` fixtures, and benchmark harnesses: Cargo's
+# ``benches/`` (bench targets, run by the test harness like ``tests/``; Go keeps its in
+# ``_test.go``), ``benchmark/``/``benchmarks/`` elsewhere. They exercise the code, they are
+# not where it changes.
+TEST_DIRS = frozenset(
+    {"tests", "test", "__tests__", "spec", "testdata", "benches", "benchmark", "benchmarks"}
+)
+# Bumped when what counts as a test changes: chunks carry the flag, so every file is cut again.
+TEST_RULES_VERSION = "2"
 DOC_DIRS = frozenset({"doc", "docs", "documentation"})
 # Folders whose files are not what a change is about (for mining questions from history).
 NON_SOURCE_DIRS = DOC_DIRS | {"example", "examples", "benchmarks"}

@@ -21,6 +21,7 @@ from typing import Any
 from ..api import Depth, Evidence, FindRequest
 from ..engine import Engine
 from ..filekinds import file_flags
+from ..search import query, verdict
 
 LIMIT = 20  # results asked per case: more than the top 10 the metrics read, as an editor would
 TOP_FILES = 10
@@ -38,6 +39,8 @@ GROUP_ORDER = (
     COMMIT_POOLED,
     "trace",
     "message",
+    "message-template",
+    "message-mined",
     "unanswerable",
 )
 
@@ -83,6 +86,10 @@ class CaseRun:
     # the gold one, elsewhere).
     outranked_by: list[str] = field(default_factory=list)
     confidence: float | None = None  # the answer's confidence, for fitting the refusal line
+    # What the confidence model read (search/verdict.signals), to refit it from a report, and
+    # whether the answer was refused on its own rule (a quoted phrase in no result).
+    signals: dict[str, float] = field(default_factory=dict)
+    refused_by_rule: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +123,7 @@ CONFIGS: dict[str, Variant] = {
     "full -generated": Variant(ranking=(("generated_factor", 1.0), ("source_of_open_boost", 0.0))),
     "full -declarations": Variant(ranking=(("declaration_factor", 1.0),)),
     "full +distinct": Variant(ranking=(("distinct_margin", 1.5),)),
+    "full -scope": Variant(ranking=(("scope_boost", 0.0),)),
 }
 
 
@@ -238,6 +246,12 @@ def run_case(eng: Engine, case: Case, limit: int = LIMIT, depth: Depth = "intera
     hits = [Hit(e.path, int(e.start), int(e.end)) for e in res.results]
     stage_ms = {s: float(t.ms) for s, t in (res.trace or {}).items()}
     run = CaseRun(case, hits, ms, None, stage_ms=stage_ms, confidence=res.confidence)
+    if res.results:
+        qa = query.analyze(case.query)
+        lexical = eng.parts.lexical
+        doc_freq = lexical.doc_freq if lexical is not None else None
+        run.signals = verdict.signals(qa, case.open_file, res.results[: verdict.TOP], doc_freq)
+        run.refused_by_rule = (res.insufficient_reason or "").startswith("no result")
     run.metrics = score_case(case, hits)
     run.outranked_by = hard_negatives(eng, case, res.results)
     return run

@@ -87,6 +87,7 @@ class LexicalIndex:
         self.index = tantivy.Index(schema, path=str(self.path), reuse=True)
         # Custom analyzers are not persisted by tantivy: register on every open.
         self.index.register_tokenizer(ANALYZER, _analyzer())
+        self._stems = _analyzer()  # doc_freq reads a term as the index wrote it
         self.index.reload()
 
     def _open_copy(self) -> None:
@@ -150,8 +151,13 @@ class LexicalIndex:
 
     @locked
     def doc_freq(self, term: str) -> int:
-        """How many chunk bodies hold ``term`` (one code term, as :func:`code_terms` makes)."""
-        return int(self.index.searcher().doc_freq("body", term))
+        """How many chunk bodies hold ``term`` (one code term, as :func:`code_terms` makes),
+        read through the index's own analyzer: the body holds stems ("blueprints" is stored
+        as "blueprint"), so the raw word would be missing."""
+        tokens = self._stems.analyze(term)
+        if not tokens:
+            return 0
+        return int(self.index.searcher().doc_freq("body", tokens[0]))
 
     @locked
     def search(

@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass
 
 from ..config import IndexConfig
+from ..filekinds import TEST_RULES_VERSION
 from ..secrets import DETECTOR_VERSION
 from .scan import FileEntry
 from .store import FileRow, Store
@@ -33,6 +34,7 @@ def chunking_key(cfg: IndexConfig) -> str:
         "window_overlap": cfg.window_overlap,
         "max_chunk_lines": cfg.max_chunk_lines,
         "secrets": DETECTOR_VERSION,
+        "tests": TEST_RULES_VERSION,
     }
     return json.dumps(decided, sort_keys=True)
 

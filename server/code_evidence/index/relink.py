@@ -10,8 +10,9 @@ a full relink (``tests/test_relink.py`` checks both, counting the files read):
 - import edges of the files written; of every file when the file set changed (a new file can
   be what another's import means) or a file's declared namespace did (``namespaces.py`` looks
   them up). Resolution reads file rows, never chunks;
-- same-package edges of the packages (folders) the changed files are in, kept in their own
-  table (``package_edges``) so the others are carried over unread;
+- same-package edges of the packages (folders) the changed files are in, and Rust's impl
+  edges of their crates, kept in their own table (``package_edges``) so the others are
+  carried over unread;
 - the build-output and twin finding for the changed files' name groups (``find_generated``
   with the last finding).
 
@@ -36,12 +37,13 @@ from .chunk.syntax import DECLARES
 from .generated import GENERATED_META, find_generated
 from .imports import ImportResolver, is_manifest
 from .load import SkipFile, load_text
-from .packages import PACKAGE_DIR_LANGUAGES, same_package_edges
+from .packages import PACKAGE_DIR_LANGUAGES, _crate_of, same_package_edges
 from .store import Store
 
 # Bumped when resolution or the build-output finding changes: the next pass relinks, fully.
-# 3: same-package edges kept apart (package_edges), so a pass can relink only what it moved.
-RESOLUTION_VERSION = "3"
+# 3: resolution of issue 17's languages; 4: same-package edges kept apart (package_edges), so a
+# pass can relink only what it moved.
+RESOLUTION_VERSION = "4"
 
 EPOCH_META = "links_epoch"  # the state the last resolver was built for (Linker)
 _DDL = (
@@ -107,8 +109,14 @@ class Linker:
         # Same-package edges: of every package, or of the folders the change touched.
         changed = set() if change is None else {*change.written, *change.removed}
         dirs = None if full else {posixpath.dirname(p) for p in changed}
+        # Rust's impl edges are per crate, not per folder: a changed crate is redone whole.
+        crates = None if full else {_crate_of(p) for p in changed if p.endswith(".rs")}
         scope = {
-            p: lang for p, lang in languages.items() if dirs is None or posixpath.dirname(p) in dirs
+            p: lang
+            for p, lang in languages.items()
+            if dirs is None
+            or posixpath.dirname(p) in dirs
+            or (lang == "rust" and crates and _crate_of(p) in crates)
         }
         pkg_edges = same_package_edges(
             scope, lambda p: [(sc.chunk.symbol, sc.chunk.text) for sc in chunks_of(p)]
@@ -124,7 +132,7 @@ class Linker:
             srcs: set[str] | None = None
         else:
             srcs = set(change.written) | {
-                p for p, lang in scope.items() if lang in PACKAGE_DIR_LANGUAGES
+                p for p, lang in scope.items() if lang in PACKAGE_DIR_LANGUAGES or lang == "rust"
             }
             rows = {p: r for p in sorted(srcs) if (r := store.file_row(p)) is not None}
             kept = self._resolver

@@ -1,4 +1,4 @@
-"""Assembly: the ranked list the caller sees, the confidence verdict, and the context pack.
+"""Assembly: the ranked list the caller sees and the context pack (the verdict: verdict.py).
 
 The pack is what a person or an agent reads: best evidence first, overlapping ranges merged,
 a per-file quota so one file cannot crowd out the rest, each block headed by
@@ -9,20 +9,11 @@ fit is reported, never silently cut.
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from ..api import Chunk, ContextPack, Dropped
 from .candidate import Candidate
-from .query import QueryAnalysis
-
-
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    confidence: float
-    insufficient: bool
-    reason: str | None
+from .verdict import Verdict
 
 
 def merge_pieces(cands: list[Candidate]) -> list[Candidate]:
@@ -99,61 +90,6 @@ def _distinct_first(ordered: list[Candidate], margin: float) -> list[Candidate]:
         out.append(c)
         shown.add(path)
     return out + waiting
-
-
-# Cosine of MiniLM embeddings is absolute, unlike BM25 or RRF scores: measured with
-# bench/refusal.py, the best top-10 cosine is ~0.51 (median) when the top file is right and ~0.37
-# when the question is about another project. Confidence maps [0.25, 0.65] onto [0, 1].
-COSINE_FLOOR = 0.25
-COSINE_SPAN = 0.4
-VERBATIM_TAGS = (
-    "exact-identifier",
-    "must-match",
-    "path-match",
-    "innermost-frame",
-    "error-message",
-    "message-template",
-)
-VERBATIM_BONUS = 0.2
-
-
-def judge(
-    ranked: list[Candidate], qa: QueryAnalysis, max_fused: float, threshold: float
-) -> Verdict:
-    """How much the answer can be trusted, in [0, 1].
-
-    With vectors: how close the best chunk is to the question in embedding space, plus a bonus
-    when a top result matches something verbatim (identifier, quoted text, path, stack frame,
-    error message). Without vectors: how close the top chunk is to the best fused score possible
-    and how far it stands above the tenth (a flat curve means nothing stands out). A quoted
-    phrase, or an error code in a failure report, that no top result contains is a refusal on
-    its own; quoted names are not, since a change request often names what does not exist yet.
-    """
-    if not ranked:
-        return Verdict(0.0, True, "nothing in the index matches the query")
-    verbatim = any(t in c.reasons for c in ranked[:3] for t in VERBATIM_TAGS)
-    cosines = [c.channel_scores["vector"] for c in ranked[:10] if "vector" in c.channel_scores]
-    if cosines:
-        confidence = (max(cosines) - COSINE_FLOOR) / COSINE_SPAN
-    else:
-        top = ranked[0]
-        agreement = min(1.0, top.fused / max_fused) if max_fused > 0 else 0.0
-        tenth = ranked[min(9, len(ranked) - 1)].score
-        separation = 0.0 if top.score <= 0 else max(0.0, (top.score - tenth) / top.score)
-        confidence = 0.55 * agreement + 0.3 * separation
-    confidence = min(1.0, max(0.0, confidence + (VERBATIM_BONUS if verbatim else 0.0)))
-    strict = [q for q in qa.quoted if not re.fullmatch(r"[-\w.]+", q)]
-    if qa.intent == "fix-failure":
-        strict += qa.error_codes
-    if strict and not any(s in c.stored.chunk.text for c in ranked[:10] for s in strict):
-        return Verdict(
-            round(min(confidence, threshold / 2), 3),
-            True,
-            f"no result contains {', '.join(repr(s) for s in strict[:3])}",
-        )
-    if confidence < threshold:
-        return Verdict(round(confidence, 3), True, "weak evidence: no result stands out")
-    return Verdict(round(confidence, 3), False, None)
 
 
 Scope = tuple[int, int, str, str]  # start, end, symbol, text of an enclosing definition

@@ -16,6 +16,7 @@ FEATURE_TAGS = {
     "exact-identifier",
     "mentions-identifier",
     "path-match",
+    "scope-match",
     "must-match",
     "imports",
     "imported-by",

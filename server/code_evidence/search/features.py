@@ -44,6 +44,49 @@ def marked_deprecated(c: Candidate) -> bool:
     return _DEPRECATED.search(c.stored.chunk.text) is not None
 
 
+def owner_of(symbol: str) -> str | None:
+    """The type a member belongs to (``Take.advance`` -> ``Take``), None for a top-level name."""
+    parts = symbol.rsplit(".", 2)
+    return parts[-2] if len(parts) > 1 else None
+
+
+def qualified_names(
+    cands: list[Candidate], qa: QueryAnalysis
+) -> tuple[dict[str, set[str]], set[str]]:
+    """For the question's ``Type.member`` names: member -> the types it was named with, and
+    the members some candidate defines on one of those types. Where that qualified definition
+    exists, a same-named member of another type is only a mention (``Bytes::split_to`` is not
+    ``BytesMut::split_to``); where none does, the bare name is the fallback."""
+    owners: dict[str, set[str]] = {}
+    for owner, member in qa.qualified:
+        owners.setdefault(member, set()).add(owner)
+    defined = {
+        c.stored.name
+        for c in cands
+        if c.stored.name in owners and owner_of(c.stored.chunk.symbol) in owners[c.stored.name]
+    }
+    return owners, defined
+
+
+def in_scope(path: str, scopes: list[str]) -> bool:
+    """``path`` is the component a scope names: its file stem (``router`` → ``router.go``,
+    ``routes`` → ``route.js``), one of its folders (``binding`` → ``binding/*.go``), or the
+    path without extension ending with a scope that has folders (``lib/hooks``)."""
+    if not scopes:
+        return False
+    lower = path.lower()
+    folders = lower.split("/")
+    stem = folders.pop().split(".", 1)[0]
+    plain = lower.rsplit(".", 1)[0]
+    for scope in scopes:
+        if "/" in scope:
+            if plain == scope or plain.endswith("/" + scope):
+                return True
+        elif scope in (stem, stem + "s") or scope in folders:
+            return True
+    return False
+
+
 def apply_features(
     cands: list[Candidate],
     qa: QueryAnalysis,
@@ -65,6 +108,8 @@ def apply_features(
     rc = cfg.ranking
     vote = 1.0 / (rc.rrf_k + 1)
     names = set(qa.names)
+    qualified, defined = qualified_names(cands, qa)
+    types = {owner for owner, _ in qa.qualified}
     lower_names = {n.lower() for n in names}
     open_dir = posixpath.dirname(editor.open_file) if editor.open_file else None
     strict = [*qa.quoted, *qa.error_codes]
@@ -104,8 +149,10 @@ def apply_features(
             c.factor *= rc.declaration_factor
             c.tag("declaration")
         # Build outputs and generated copies: below the source of the same code, never
-        # dropped (``include_generated`` drops only what declares itself generated).
-        if ch.path in built and ch.path != editor.open_file:
+        # dropped (``include_generated`` drops only what declares itself generated), and not
+        # demoted when the question names the file by its path.
+        named = any(ch.path == p or ch.path.endswith("/" + p) for p in qa.paths)
+        if ch.path in built and ch.path != editor.open_file and not named:
             c.factor *= rc.generated_factor
             c.tag("generated")
         if not use_boosts:
@@ -113,15 +160,25 @@ def apply_features(
             continue
         boost = 0.0
         name = c.stored.name
-        if name and (name in names or name.lower() in lower_names):
+        other_type = (
+            name in defined and owner_of(ch.symbol) not in qualified[name] if name else False
+        )
+        if name and (name in names or name.lower() in lower_names) and not other_type:
             boost += rc.exact_symbol_boost
             c.tag("exact-identifier")
-        elif qa.identifiers and any(i in ch.text for i in qa.identifiers):
+        elif name in types and "." not in ch.symbol:
+            # The type a qualified name is on: where its new or changed member goes.
+            boost += rc.exact_symbol_boost
+            c.tag("exact-identifier")
+        elif other_type or (qa.identifiers and any(i in ch.text for i in qa.identifiers)):
             boost += W_MENTIONS
             c.tag("mentions-identifier")
-        if any(ch.path == p or ch.path.endswith("/" + p) for p in qa.paths):
+        if named:
             boost += W_PATH
             c.tag("path-match")
+        elif rc.scope_boost > 0 and in_scope(ch.path, qa.scopes):
+            boost += rc.scope_boost
+            c.tag("scope-match")
         if strict and any(s in ch.text for s in strict):
             boost += W_MUST_MATCH
             c.tag("must-match")

@@ -1,6 +1,6 @@
 """Lookups for editor features: a file's outline, the symbol at a line, definitions and
-callers of a name (matched by name, from the store's tables), and the "related code" that hover
-and code lenses show. Cheap reads: they run on every mouse rest.
+callers of a name (by name, narrowed through the resolved imports: ``calls.py``), and the
+"related code" that hover and code lenses show. Cheap reads: they run on every mouse rest.
 
 Every location returned still exists in the working tree (``exists``): a file deleted since the
 last pass must not be offered.
@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from ..api import Evidence, FindRequest, FindResult, Related
 from ..index.store import Store, symbol_name
+from . import calls
 from .pipeline import stored_evidence
 
 # What hover and code lenses show for a name: one set of limits for both.
@@ -54,10 +55,13 @@ class Lookups:
         )
         return [stored_evidence(sc, ["definition"]) for sc in found[:limit]]
 
-    def callers(self, name: str, limit: int = 10) -> list[Evidence]:
-        """Chunks that call ``name``, matched by bare name (no type resolution), in files that
-        still exist."""
-        chunks = self._reader().get_chunks(self._reader().callers_of(name, limit=limit * 4))
+    def callers(self, name: str, limit: int = 10, homes: list[str] | None = None) -> list[Evidence]:
+        """Chunks that call ``name``, in files that still exist. With ``homes`` (the files
+        defining the ``name`` asked about), those whose file sees one of them through its
+        imports, when any does (``calls.py``); else every caller by name."""
+        reader = self._reader()
+        ids = calls.resolved_callers(reader, name, homes or [], limit=limit * 4)
+        chunks = reader.get_chunks(ids)
         live = [sc for sc in chunks.values() if self._exists(sc.chunk.path)]
         live.sort(key=lambda sc: (sc.chunk.is_test, sc.chunk.path))
         return [stored_evidence(sc, ["caller"]) for sc in live[:limit]]
@@ -90,8 +94,9 @@ class Lookups:
         definitions = self.definitions(name, RELATED_DEFINITIONS)
         count = self.caller_counts([name]).get(name, 0)
         seen_here = [here] if here is not None else []
+        homes = [rel] if own else calls.definers_seen_from(self._reader(), rel, name)
         callers = _exclude(
-            self.callers(name, RELATED_CALLERS), seen_here if own else [], RELATED_CALLERS
+            self.callers(name, RELATED_CALLERS, homes), seen_here if own else [], RELATED_CALLERS
         )
         quick = find(
             FindRequest(query, open_file=rel, line=line, limit=10, budget_tokens=0, depth="quick")
@@ -103,16 +108,17 @@ class Lookups:
         return Related(name, symbol, definitions, callers, count, others, callees, tests)
 
     def callees(self, rel: str, line: int) -> list[Evidence]:
-        """Definitions of the names the chunk at ``rel:line`` calls (by name, code before
-        tests), in files that still exist."""
+        """Definitions of the names the chunk at ``rel:line`` calls (in its file or a file it
+        imports when there are any, else by name; code before tests), in files that still
+        exist."""
         reader = self._reader()
         here = reader.chunk_at(rel, line)
         if here is None or not here.chunk.calls:
             return []
         found = [
             sc
-            for sc in reader.chunks_named(here.chunk.calls, limit=RELATED_CALLEES * 4)
-            if sc.id != here.id and self._exists(sc.chunk.path)
+            for sc in calls.resolved_callees(reader, here, limit=RELATED_CALLEES * 4)
+            if self._exists(sc.chunk.path)
         ]
         found.sort(key=lambda sc: (sc.chunk.is_test, sc.chunk.kind == "window", sc.chunk.path))
         return [stored_evidence(sc, ["callee"]) for sc in found[:RELATED_CALLEES]]

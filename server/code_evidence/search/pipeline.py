@@ -31,7 +31,7 @@ from ..models.crossencoder import ScoreCache
 from ..models.embed_cache import EmbeddingCache
 from ..models.embedder import Embedder
 from ..secrets import shown
-from . import assemble, crosslingual, declarations, features, fuse, query, recall, rerank
+from . import assemble, crosslingual, declarations, features, fuse, query, recall, rerank, verdict
 from .candidate import Candidate
 
 # Candidates the rerank stage looks at (the head of the fused and featured list).
@@ -222,8 +222,9 @@ def answer(
     ranked = assemble.diversify(
         cands, cfg.ranking.per_file_results, cfg.ranking.distinct_margin, open_file
     )
-    max_fused = sum(weights.get(name, 1.0) for name in rec.channels) / (cfg.ranking.rrf_k + 1)
-    verdict = assemble.judge(ranked, qa, max_fused, cfg.ranking.insufficient_below)
+    top = [evidence(c) for c in ranked[: verdict.TOP]]
+    doc_freq = index.lexical.doc_freq if index.lexical is not None else None
+    judged = verdict.judge(qa, open_file, top, cfg.ranking.insufficient_below, doc_freq)
     # Ranking and the verdict saw the real text; what leaves the engine is masked.
     for c in ranked[: max(req.limit, 40)]:
         c.stored = dataclasses.replace(
@@ -238,7 +239,7 @@ def answer(
             budget,
             index.embedder.count_tokens,
             cfg.context.per_file_blocks,
-            verdict,
+            judged,
             parent_of=lambda chunk, max_lines: parent_scope(index.reader, chunk, max_lines),
         )
         if budget > 0
@@ -253,9 +254,9 @@ def answer(
         branch=index.reader.get_meta("branch"),
         results=results,
         context=context,
-        confidence=verdict.confidence,
-        insufficient=verdict.insufficient,
-        insufficient_reason=verdict.reason,
+        confidence=judged.confidence,
+        insufficient=judged.insufficient,
+        insufficient_reason=judged.reason,
         trace=timings,
         intent=qa.intent,
         index_mode="read-only" if index.read_only else "read-write",

@@ -73,6 +73,11 @@ class QueryAnalysis:
     exception_types: list[str] = field(default_factory=list)  # named in error lines ("KeyError")
     # English rendering of a question that holds Chinese (crosslingual.py); None for others.
     rendering: str | None = None
+    # The component a change description's headline names, Conventional Commits style
+    # ("fix(router): ...", "refactor(lib/hooks): ..."), lowercased: a file or folder name.
+    scopes: list[str] = field(default_factory=list)
+    # Members named with their type, ``Type.member`` or Rust's ``Type::member``: (type, member).
+    qualified: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def model_text(self) -> str:
@@ -130,6 +135,31 @@ def _exception_type_names(message: str) -> list[str]:
     """``click.exceptions.BadParameter: ...`` -> the dotted name and its last component."""
     dotted = message.split(":", 1)[0].split()[-1] if message.split(":", 1)[0].split() else ""
     return [dotted, dotted.rsplit(".", 1)[-1]] if dotted else []
+
+
+# A type (capitalised: ``os.path`` is a module) and one of its members, ``.`` or ``::``.
+_QUALIFIED_RE = re.compile(r"\b([A-Z]\w*)(?:\.|::)([A-Za-z_]\w*)\b")
+# ``type(scope): subject`` or ``type(scope)!: subject`` at the start of the headline.
+_SCOPE_RE = re.compile(r"^\s*[A-Za-z]+\(([\w./\- ,]{1,80})\)!?:\s")
+
+
+def commit_scopes(headline: str) -> list[str]:
+    """The Conventional Commits scope of a headline, split on commas and spaces: the spec's
+    "section of the codebase" (a package, a module, a file stem), lowercased."""
+    m = _SCOPE_RE.match(headline)
+    if m is None:
+        return []
+    parts = [p.strip().lower().strip("./") for p in re.split(r"[,\s]+", m.group(1))]
+    # "reply.send" names reply's send, "lib/hooks.js" the file: the part before the dot.
+    parts += [p.split(".", 1)[0] for p in parts if "." in p]
+    return [p for p in dict.fromkeys(parts) if len(p) > 1]
+
+
+def _headline(raw: str) -> str:
+    """The first non-empty line: what a question of several lines asks. A pasted change
+    description ("feat: stream replies" and then "* test: skip when unavailable" among its
+    bullets) is about the feature; its bullets name tests because every change has some."""
+    return next((line for line in raw.splitlines() if line.strip()), "")
 
 
 def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
@@ -205,7 +235,10 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
         terms.extend(crosslingual.han_query_terms(raw))
         terms.extend(t for t in rendering.terms if t not in STOPWORDS and len(t) > 1)
     said = raw if rendering is None else f"{raw} {rendering.text}"
-    lower_words = set(re.findall(r"[a-z]+", said.lower()))
+    # Tests and declarations are the subject when the headline names them; a pasted failure
+    # is read whole (a test's frames and its name are the subject).
+    headline = said if rendering is not None or failure else _headline(raw)
+    headline_words = set(re.findall(r"[a-z]+", headline.lower()))
     return QueryAnalysis(
         raw=raw,
         intent=resolved_intent,
@@ -215,8 +248,8 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
         quoted=quoted,
         error_codes=error_codes,
         terms=terms,
-        about_tests=bool(lower_words & _TEST_WORDS),
-        about_declarations=bool(lower_words & _DECLARATION_WORDS)
+        about_tests=bool(headline_words & _TEST_WORDS),
+        about_declarations=bool(headline_words & _DECLARATION_WORDS)
         or any(p.lower().endswith(_HEADER_EXTS) for p in paths),
         frames=frames,
         messages=messages,
@@ -224,4 +257,12 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
         message_bodies=list(dict.fromkeys(b for b in bodies if b)),
         exception_types=raised,
         rendering=rendering.text if rendering is not None else None,
+        scopes=commit_scopes(_headline(raw)),
+        qualified=list(
+            dict.fromkeys(
+                (owner, member)
+                for owner, member in _QUALIFIED_RE.findall(typed)
+                if not any(f"{owner}.{member}" in p for p in path_text)
+            )
+        ),
     )

@@ -21,6 +21,7 @@ from ..index.store import Store
 from ..index.vectors import VectorIndex
 from ..models.embed_cache import EmbeddingCache
 from ..models.embedder import Embedder
+from . import calls
 from .query import QueryAnalysis
 from .stacktraces import map_to_workspace
 
@@ -168,11 +169,11 @@ def _structural(editor: EditorState, store: Store, relations: dict[int, set[str]
     if editor.line is not None:
         here = store.chunk_at(editor.open_file, editor.line)
         if here is not None:
-            for sc in store.chunks_named(here.chunk.calls):
-                if sc.id != here.id:
-                    add(sc.id, "callee")
+            # Through the resolved imports: a qualified match where one exists (calls.py).
+            for sc in calls.resolved_callees(store, here):
+                add(sc.id, "callee")
             if here.name:
-                for cid in store.callers_of(here.name):
+                for cid in calls.resolved_callers(store, here.name, [editor.open_file]):
                     if cid != here.id:
                         add(cid, "caller")
     return list(dict.fromkeys(ids))

@@ -1,0 +1,206 @@
+"""The verdict: how far an answer can be trusted, as a calibrated probability.
+
+``confidence`` is the probability that the first result's file is the right one, read by a
+small logistic model from signals the answer already carries: how close the best chunks are to
+the question in embedding space, whether the first file leads in several recall channels at
+once, how far it stands above the next file, verbatim matches (identifier, quoted text, path,
+stack frame, error message), how many of the question's names and words the top results hold,
+the kind of question and whether a file is open. The weights are fitted leave-one-project-out
+on the dev set (``bench/confidence_fit.py`` refits them from a ``bench/quality.py`` report and
+writes ``confidence_model.json`` beside this module), so an answer scored 0.7 is right about
+seven times in ten on a project the weights never saw. The answer is flagged insufficient
+under ``[ranking] insufficient_below`` (its default is the line fitted with the weights, kept
+in the model file too), and always when a quoted phrase, or an error code in a failure report,
+is in no top result.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from ..api import Evidence
+from .query import QueryAnalysis
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    confidence: float
+    insufficient: bool
+    reason: str | None
+
+
+MODEL_PATH = Path(__file__).with_name("confidence_model.json")
+TOP = 10  # the results the signals read
+VERBATIM_TAGS = (
+    "exact-identifier",
+    "must-match",
+    "path-match",
+    "innermost-frame",
+    "error-message",
+    "message-template",
+)
+# Channels other than the two text channels: the code graph, stack frames, co-change.
+_TEXT_CHANNELS = ("bm25", "vector")
+_WORD_RE = re.compile(r"[a-z0-9]+")
+MAX_TERMS = 40  # the question's terms looked up in the index, at most
+# A quoted phrase that must be found: words in double or single quotes (not an apostrophe's
+# span, not code: a change request quotes code that may not exist yet).
+_PHRASE_RE = re.compile(r"(?<!\w)\"([^\"\n]{8,200})\"|(?<!\w)'([^'\n]{8,200})'(?!\w)")
+_CODE_CHARS = re.compile(r"[<>:=()\[\]{}$&|/\\]")
+
+
+def must_find(qa: QueryAnalysis) -> list[str]:
+    """What no answer may lack: a quoted phrase of two or more words the user typed, and an
+    error code of a pasted error line or trace."""
+    phrases = [
+        p
+        for m in _PHRASE_RE.finditer(qa.raw)
+        for p in m.groups()
+        if p
+        and p in qa.quoted
+        and len(re.findall(r"[A-Za-z]{2,}", p)) >= 2
+        and not _CODE_CHARS.search(p)
+    ]
+    if qa.intent == "fix-failure" and (qa.messages or qa.frames):
+        phrases += qa.error_codes
+    return list(dict.fromkeys(phrases))
+
+
+def _inverse_rank(scores: Mapping[str, float], channel: str) -> float:
+    rank = scores.get(f"{channel}_rank")
+    return 1.0 / rank if rank else 0.0
+
+
+def vocabulary(qa: QueryAnalysis, doc_freq: Callable[[str], int] | None) -> dict[str, float]:
+    """How much of the question the workspace's text knows at all: the share of its BM25 terms,
+    and of its names, that some chunk holds. Another project's question is mostly words this
+    one never uses, whatever the ranking makes of the rest. Without the lexical index: 1."""
+    terms = list(dict.fromkeys(t for t in qa.terms if len(t) >= 3))[:MAX_TERMS]
+    names = list(dict.fromkeys(n.lower() for n in qa.names))[:MAX_TERMS]
+    if doc_freq is None:
+        return {"known_terms": 1.0, "known_names": 1.0}
+    return {
+        "known_terms": sum(1 for t in terms if doc_freq(t) > 0) / len(terms) if terms else 1.0,
+        "known_names": sum(1 for n in names if doc_freq(n) > 0) / len(names) if names else 1.0,
+    }
+
+
+def signals(
+    qa: QueryAnalysis,
+    open_file: str | None,
+    top: Sequence[Evidence],
+    doc_freq: Callable[[str], int] | None = None,
+) -> dict[str, float]:
+    """What the model reads, each in [0, 1]: computed from the answer's own first ``TOP``
+    results (``Evidence``, so ``bench/quality.py`` computes the same from what it was given)
+    and, with ``doc_freq`` (the lexical index's), from the workspace's vocabulary."""
+    top = list(top[:TOP])
+    first = top[0]
+    cosines = [e.scores["cosine"] for e in top if "cosine" in e.scores]
+    other_files = [e.score for e in top if e.path != first.path]
+    best = max(first.score, 1e-9)
+    runner_up = other_files[0] if other_files else 0.0
+    tenth = top[-1].score if len(top) > 1 else 0.0
+    other_channels = [
+        _inverse_rank(first.scores, k.removesuffix("_rank"))
+        for k in first.scores
+        if k.endswith("_rank") and k.removesuffix("_rank") not in _TEXT_CHANNELS
+    ]
+    channels = sum(1 for k, v in first.scores.items() if k.endswith("_rank") and v <= 3)
+    names = qa.names
+    texts = [e.text for e in top]
+    found = sum(1 for n in names if any(n in t for t in texts))
+    words = set(_WORD_RE.findall(" ".join(qa.terms).lower()))
+    first_words = set(_WORD_RE.findall(first.text.lower()))
+    top_words = set(_WORD_RE.findall(" ".join(texts).lower()))
+    return {
+        "cos_max": max(cosines, default=0.0),
+        "cos_first": first.scores.get("cosine", 0.0),
+        "no_vector": 0.0 if cosines else 1.0,
+        "verbatim_first": float(any(t in first.reasons for t in VERBATIM_TAGS)),
+        "verbatim_top3": float(any(t in e.reasons for e in top[:3] for t in VERBATIM_TAGS)),
+        "bm25_first": _inverse_rank(first.scores, "bm25"),
+        "vector_first": _inverse_rank(first.scores, "vector"),
+        "graph_first": max(other_channels, default=0.0),
+        "channels_first": min(1.0, channels / 3),
+        "rerank_first": min(1.0, max(0.0, first.scores.get("rerank", 0.0))),
+        "margin_file": max(0.0, min(1.0, (first.score - runner_up) / best)),
+        "separation": max(0.0, min(1.0, (first.score - tenth) / best)),
+        "first_file_share": sum(1 for e in top[:5] if e.path == first.path) / 5,
+        "open_file": float(open_file is not None),
+        "first_is_open": float(open_file is not None and first.path == open_file),
+        "failure": float(qa.intent == "fix-failure"),
+        "explain": float(qa.intent in ("explain", "verify")),
+        "python": float(first.language == "python"),
+        "names": float(bool(names)),
+        "names_found": found / len(names) if names else 0.0,
+        "words_first": len(words & first_words) / len(words) if words else 0.0,
+        "words_top": len(words & top_words) / len(words) if words else 0.0,
+        "co_change_first": float("co-change" in first.reasons),
+        "test_first": float("test" in first.reasons),
+        **vocabulary(qa, doc_freq),
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class ConfidenceModel:
+    """Logistic weights over :func:`signals`, and the refusal line fitted with them."""
+
+    intercept: float
+    weights: dict[str, float]
+    line: float
+
+    def probability(self, sig: Mapping[str, float]) -> float:
+        z = self.intercept + sum(w * sig.get(name, 0.0) for name, w in self.weights.items())
+        return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, object]) -> ConfidenceModel:
+        weights = data["weights"]
+        if not isinstance(weights, dict):
+            raise ValueError("confidence model: 'weights' is not a map")
+        return cls(
+            float(data["intercept"]),  # type: ignore[arg-type]
+            {str(k): float(v) for k, v in weights.items()},
+            float(data["line"]),  # type: ignore[arg-type]
+        )
+
+
+@lru_cache(maxsize=1)
+def shipped() -> ConfidenceModel:
+    """The model fitted on the dev set, as shipped in the package."""
+    return ConfidenceModel.from_json(json.loads(MODEL_PATH.read_text(encoding="utf-8")))
+
+
+def judge(
+    qa: QueryAnalysis,
+    open_file: str | None,
+    top: Sequence[Evidence],
+    threshold: float,
+    doc_freq: Callable[[str], int] | None = None,
+    model: ConfidenceModel | None = None,
+) -> Verdict:
+    """The confidence of an answer whose results, best first, are ``top``; flagged insufficient
+    under ``threshold``. A quoted phrase, or an error code in a
+    failure report, that no top result contains is a refusal on its own (:func:`must_find`);
+    quoted names and code are not, since a change request often names what does not exist
+    yet."""
+    if not top:
+        return Verdict(0.0, True, "nothing in the index matches the query")
+    confidence = (model or shipped()).probability(signals(qa, open_file, top, doc_freq))
+    strict = must_find(qa)
+    if strict and not any(s in e.text for e in top[:TOP] for s in strict):
+        return Verdict(
+            round(min(confidence, threshold / 2), 3),
+            True,
+            f"no result contains {', '.join(repr(s) for s in strict[:3])}",
+        )
+    if confidence < threshold:
+        return Verdict(round(confidence, 3), True, "weak evidence: no result stands out")
+    return Verdict(round(confidence, 3), False, None)
