@@ -3,7 +3,8 @@
 
 Each shared docstring case is asked twice, in English (the shared ``query``) and in Chinese
 (``bench/zh/<dataset>.zh.jsonl``, see its README), on the same sdist workspace and index; the
-cases of a package documented in Chinese (``zh_devset.py``) are asked in Chinese only. Rows:
+cases of the packages documented in Chinese (``zh_devset.py``: tushare, wechatpy) are asked in
+Chinese only. Rows (``--rows`` picks some):
 
 - ``en full`` / ``zh full``: the engine as shipped;
 - ``zh full, no glossary``: the Chinese question with no English rendering (the models read the
@@ -46,8 +47,9 @@ from zh_devset import materialize as materialize_zh
 
 ZH_DIR = BENCH / "zh"
 ENGLISH_DOCUMENTED = ("flask-3.1.0-docstrings", "click-8.3.0-docstrings")
-CHINESE_DOCUMENTED = zh_dataset_name("tushare")  # zh_devset.py: asked in Chinese only
-DATASETS = (*ENGLISH_DOCUMENTED, CHINESE_DOCUMENTED)
+# zh_devset.py's packages documented in Chinese: their questions exist in Chinese only.
+CHINESE_DOCUMENTED = {zh_dataset_name(p): p for p in ("tushare", "wechatpy")}
+DATASETS = (*ENGLISH_DOCUMENTED, *CHINESE_DOCUMENTED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,12 +101,12 @@ def mean(rows: list[dict[str, float]], key: str) -> float | None:
     return sum(vals) / len(vals) if vals else None
 
 
-def chinese_documented_cases(limit: int | None) -> list[Case]:
-    """The Chinese-documented set's cases (``zh_devset.py``) as the scorer reads them."""
+def chinese_documented_cases(name: str, limit: int | None) -> list[Case]:
+    """A Chinese-documented set's cases (``zh_devset.py``) as the scorer reads them."""
     out = []
-    for c in load_zh_cases()[:limit]:
+    for c in load_zh_cases(CHINESE_DOCUMENTED[name])[:limit]:
         gold = {g["path"]: tuple((int(a), int(b)) for a, b in g["ranges"]) for g in c["gold"]}
-        out.append(Case(c["id"], CHINESE_DOCUMENTED, "docstring", "a", c["query"], None, gold))
+        out.append(Case(c["id"], name, "docstring", "a", c["query"], None, gold))
     return out
 
 
@@ -115,22 +117,24 @@ def run(args: argparse.Namespace) -> dict:
     per_row: dict[tuple[str, str], list[dict[str, float]]] = {}
     per_case: list[dict] = []
     for name in args.dataset or DATASETS:
-        if name == CHINESE_DOCUMENTED:
-            cases = chinese_documented_cases(args.cases_limit)
+        if name in CHINESE_DOCUMENTED:
+            cases = chinese_documented_cases(name, args.cases_limit)
             zh = {c.id: c.query for c in cases}
-            ws = materialize_zh()
+            ws = materialize_zh(CHINESE_DOCUMENTED[name])
         else:
             cases = load_cases(shared, manifest[name], args.cases_limit)
             zh = chinese_queries(name)
             ws = ensure_workspace(shared, Path(args.ws), manifest[name], history=False)
-        group = "Chinese-documented" if name == CHINESE_DOCUMENTED else "English-documented"
+        group = name.split("-")[0] if name in CHINESE_DOCUMENTED else "English-documented"
         index_dir = Path(args.index_root) / args.segmenter / name
         index_dir.mkdir(parents=True, exist_ok=True)
         with Engine(ws, index_dir=index_dir, config=config.Config()) as eng:
             eng.index()
             log(f"{name}: indexed ({args.segmenter})")
             for row in ROWS:
-                if row.language == "en" and name == CHINESE_DOCUMENTED:
+                if args.rows and row.name not in args.rows:
+                    continue
+                if row.language == "en" and name in CHINESE_DOCUMENTED:
                     continue  # its questions exist in Chinese only
                 with configured(eng, CONFIGS[row.config]):
                     guard = contextlib.nullcontext() if row.glossary else without_glossary()
@@ -177,6 +181,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dataset", action="append", choices=DATASETS)
     ap.add_argument("--segmenter", choices=cjk.SEGMENTERS, default=cjk.SEGMENTER)
     ap.add_argument("--cases-limit", type=int)
+    ap.add_argument(
+        "--rows",
+        action="append",
+        choices=[r.name for r in ROWS],
+        help="run only these rows (repeatable); default: every row",
+    )
     ap.add_argument(
         "--depth",
         choices=("deep", "interactive"),

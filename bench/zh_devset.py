@@ -54,6 +54,12 @@ PACKAGES = {
         "sha256": "b5711b3a0c6f76e67408ec6b2e3c4987a3a806b7c528076e7c7b86fcf0eaa66b",
         "top": "pypinyin-0.55.0",
     },
+    "wechatpy": {
+        "pypi": "wechatpy==1.8.18",
+        "file": "wechatpy-1.8.18.tar.gz",
+        "sha256": "b356d0181abcf8487268e5759f942c4ffbb5090c00197858109e90000a301d08",
+        "top": "wechatpy-1.8.18",
+    },
 }
 PACKAGE = "tushare"
 WS_ROOT = CACHE_ROOT / "ws-zh"

@@ -166,6 +166,22 @@ def test_code_documented_in_chinese_reads_the_question_as_asked() -> None:
         raise ValueError("damaged segment")
 
     assert not crosslingual.speaks_chinese(["日志"], broken)  # the rendering stays
+    # Any of its words is enough for BM25 to have Chinese to rank by (the models step aside).
+    assert crosslingual.holds_chinese(["连接", "超时", "轮转"], lambda t: df(t, 0))
+    assert not crosslingual.holds_chinese(["连接", "超时"], lambda t: df(t, 0))
+    assert not crosslingual.holds_chinese(["日志"], broken)
+
+
+def test_han_share_measures_how_chinese_the_models_text_is() -> None:
+    assert crosslingual.han_share("Where is the timeout set?") == 0.0
+    assert crosslingual.han_share("") == 0.0
+    assert crosslingual.han_share("日志文件在哪里轮转") == 1.0
+    # A pasted link is not language: left out, the question is all Chinese.
+    assert crosslingual.han_share("查询设备列表 详见 http://mp.example.com/wiki/15") == 1.0
+    assert 0.4 < crosslingual.han_share("获取Shibor银行报价数据") < 0.6
+    assert crosslingual.models_can_read("connect timeout where set?")
+    assert crosslingual.models_can_read("如何设置 jinja_options 和 response_class")
+    assert not crosslingual.models_can_read("获取封闭型基金净值数据")
 
 
 # --------------------------------------------------------------------------- intent
@@ -264,8 +280,13 @@ def test_chinese_questions_reach_english_code(tmp_path: Path) -> None:
             res = eng.find(FindRequest(question), refresh=False)
             assert (res.results[0].path, res.results[0].symbol) == (path, symbol), question
             assert res.query == question and res.rendering
+            assert "recall.vector" in res.trace  # the models read the English rendering
         res = eng.find(FindRequest("连接超时是在哪里设置的？"), refresh=False)
         assert explain(res)[0] == "rendering: connect timeout where set?"
+        # Nothing the glossary knows, on code that holds no Chinese: the models still read it
+        # (on English code they are the only bridge).
+        res = eng.find(FindRequest("彩虹独角兽"), refresh=False)
+        assert not res.rendering and "recall.vector" in res.trace
 
 
 def test_chinese_questions_reach_code_commented_in_chinese(tmp_path: Path) -> None:
@@ -280,3 +301,6 @@ def test_chinese_questions_reach_code_commented_in_chinese(tmp_path: Path) -> No
             res = eng.find(FindRequest(question), refresh=False)
             assert res.results[0].path == path, question
             assert res.rendering is None  # the code speaks Chinese: read as asked
+            # ... and the English-only models, which would read Chinese, are not asked.
+            assert "recall.vector" not in res.trace, question
+            assert any("English-only models" in n for n in res.notes), question

@@ -200,6 +200,45 @@ def speaks_chinese(han_terms: list[str], doc_freq: Callable[[str], int]) -> bool
     return found >= SPOKEN_SHARE * len(words)
 
 
+def holds_chinese(han_terms: list[str], doc_freq: Callable[[str], int]) -> bool:
+    """Whether the workspace's text holds any of the question's Chinese words: then there is
+    Chinese to match and BM25 can rank; with none (English code), the English-only models
+    reading the question are the only bridge left, however weak."""
+    try:
+        return any(doc_freq(w) > 0 for w in dict.fromkeys(han_terms))
+    except Exception:  # a lexical index that fails to read: the BM25 channel reports it
+        return False
+
+
+_URL_RE = re.compile(r"[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)
+_ASCII_LETTER_RE = re.compile(r"[A-Za-z]")
+# The share of Chinese in the text the models would read above which they are not asked.
+MODELS_HAN_SHARE = 0.5
+
+
+def han_share(text: str) -> float:
+    """How Chinese a text is: Han characters among the letters (Han and ASCII), links left
+    out (a pasted URL says nothing about the language). 0.0 for text with no letters.
+
+    The shipped embedder and cross-encoder read English only; on text past
+    :data:`MODELS_HAN_SHARE` their scores are noise, and so is a confidence built on them
+    (a feature the verdict may use: see ``docs/quality.md``, "Chinese questions")."""
+    text = _URL_RE.sub(" ", text)
+    han = sum(len(m.group(0)) for m in cjk.HAN_RUN_RE.finditer(text))
+    letters = han + len(_ASCII_LETTER_RE.findall(text))
+    return han / letters if letters else 0.0
+
+
+def models_can_read(model_text: str) -> bool:
+    """Whether the English-only models may be asked about a question whose Chinese words the
+    workspace holds (:func:`holds_chinese`): not when what they would read is mostly Chinese.
+    Then the answer is ranked by words (BM25 on the segmented Chinese and the glossary's
+    English) and structure; letting them read it ranked below BM25 alone on code documented
+    in Chinese (``docs/quality.md``). On English code they keep reading even a question the
+    glossary cannot render: there they are the only bridge, however weak (measured too)."""
+    return han_share(model_text) < MODELS_HAN_SHARE
+
+
 _TRACE_WORDS_RE = re.compile(r"报错|出错|异常|错误|崩溃|失败")
 # An error pasted inside a Chinese sentence ("出现这个异常 ValueError: ..."), where the
 # line-based error reader does not see one.

@@ -152,15 +152,19 @@ def answer(
     answer."""
     t0 = time.perf_counter()
     qa = query.analyze(req.query, req.intent)
-    if (
-        qa.rendering is not None
-        and cfg.stages.lexical
-        and crosslingual.speaks_chinese(
-            crosslingual.han_query_terms(qa.raw), index.lexical.doc_freq
-        )
-    ):
+    words = crosslingual.han_query_terms(qa.raw)
+    lexical = index.lexical if cfg.stages.lexical else None
+    spoken = lexical is not None and crosslingual.speaks_chinese(words, lexical.doc_freq)
+    if qa.rendering is not None and spoken:
         qa.rendering = None
         notes.append("the workspace's text holds the question's Chinese words: read as asked")
+    if (
+        lexical is not None
+        and not crosslingual.models_can_read(qa.model_text)
+        and crosslingual.holds_chinese(words, lexical.doc_freq)
+    ):
+        cfg = cfg.changed(stages={"vectors": False}, ranking={"reranker": "none"})
+        notes.append("the English-only models would read Chinese: ranked by words and structure")
     timings["query"] = StageTiming(len(qa.terms), _ms(t0))
     pause(control)
     editor = recall.EditorState(open_file, req.line)
