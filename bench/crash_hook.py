@@ -10,6 +10,7 @@ for the crash tests, without hooks in the engine.
 - ``tantivy-after``: right after a Tantivy commit, before the vectors are saved
 - ``usearch``: during a USearch save (a timer fires while the file is written)
 - ``usearch-replace``: after the temporary USearch file is written, before it replaces the old
+- ``journal``: halfway through appending a save's vectors to the journal (a torn record)
 - ``embed``: while embedding a batch of chunks
 
   python bench/crash_hook.py index --workspace WS --index-dir IDX --quiet
@@ -37,6 +38,7 @@ POINTS = (
     "tantivy-after",
     "usearch",
     "usearch-replace",
+    "journal",
     "embed",
 )
 TIMER_S = 0.002
@@ -108,6 +110,16 @@ def install(point: str, n: int) -> None:
             orig_replace(src, dst)
 
         vectors.os.replace = replace  # type: ignore[attr-defined]
+    elif point == "journal":
+        orig_append = vectors.VectorIndex._append
+
+        def append(self: vectors.VectorIndex, data: bytes) -> None:
+            if hit():
+                orig_append(self, data[: len(data) // 2])
+                die()
+            orig_append(self, data)
+
+        vectors.VectorIndex._append = append  # type: ignore[method-assign]
     elif point == "embed":
         wrap(indexer, "embed_with_cache")
     else:

@@ -77,10 +77,15 @@ SDISTS = (
     "salt==3007.1",
     "Django==3.2.25",
 )
-# Lines of these estimate chunks. Not .json: data files are cut into long line windows (a
-# 450k run counted botocore's JSON at 118k chunks, it gave 51k), and an estimate that runs
-# short leaves the workspace under the size asked for.
-TEXT_SUFFIXES = (".py", ".txt", ".rst", ".md", ".html", ".js", ".css", ".po", ".yml")
+# Chunks per line of each kind of file, measured on the 450,534-chunk run (a single rate per
+# text line, calibrated on Django, counted botocore's JSON at 118k chunks and gave 51k; leaving
+# JSON out then fell short): Python is cut at its definitions, other text into line windows,
+# and the JavaScript of these sdists is mostly minified (skipped). Other suffixes held under
+# 1 % of that run's chunks. Per sdist the estimate is off by up to a third either way (Django
+# has more chunks a line than salt), over that run's ten parts it was within 0.3 %.
+CHUNKS_PER_LINE = {".py": 0.062, ".html": 0.071, ".js": 0.003}
+WINDOW_SUFFIXES = (".json", ".po", ".txt", ".rst", ".yml", ".css", ".md", ".xml", ".svg")
+WINDOW_PER_LINE = 0.021
 SWITCH_BRANCH = "bench-scale-switch"
 SERVER_WAIT_S = 3600.0
 SAVE_TIMEOUT_S = 60.0
@@ -119,13 +124,14 @@ def extract(spec: str, dest: Path) -> None:
     shutil.rmtree(tmp, ignore_errors=True)
 
 
-def text_lines(folder: Path) -> int:
-    """Lines of the text files under ``folder``: the estimate of its chunks."""
-    n = 0
+def estimated_chunks(folder: Path) -> float:
+    """The chunks ``folder`` will give, from its lines (``CHUNKS_PER_LINE``)."""
+    n = 0.0
     for path in folder.rglob("*"):
-        if path.suffix in TEXT_SUFFIXES and path.is_file():
+        rate = CHUNKS_PER_LINE.get(path.suffix, WINDOW_PER_LINE * (path.suffix in WINDOW_SUFFIXES))
+        if rate and path.is_file():
             with path.open("rb") as fh:
-                n += sum(1 for _ in fh)
+                n += rate * sum(1 for _ in fh)
     return n
 
 
@@ -146,9 +152,9 @@ def small_workspace() -> Path:
     return root
 
 
-def large_workspace(chunks: int, per_line: float) -> tuple[Path, list[str]]:
-    """Sdists side by side (then copies of them) until ``chunks`` are estimated, at
-    ``per_line`` chunks per text line (from the small point)."""
+def large_workspace(chunks: int) -> tuple[Path, list[str]]:
+    """Sdists side by side (then copies of them) until ``chunks`` are estimated
+    (``estimated_chunks``)."""
     root = SCALE_ROOT / f"ws-{chunks}"
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)
@@ -164,7 +170,7 @@ def large_workspace(chunks: int, per_line: float) -> tuple[Path, list[str]]:
             except (subprocess.SubprocessError, OSError) as exc:
                 log(f"  {spec} unavailable ({exc}); skipped")
                 continue
-            estimate += text_lines(root / folder) * per_line
+            estimate += estimated_chunks(root / folder)
             parts.append(folder)
             log(f"  + {folder}: about {estimate:,.0f} chunks")
         copy += 1
@@ -290,7 +296,7 @@ def measure(root: Path, label: str, args: argparse.Namespace) -> dict[str, Any]:
         "index_mb": round(dir_bytes(index_dir) / 1e6, 1),
         "warm_restart_s": round(warm["ready_s"], 3),
         "warm_restart_process_s": round(warm["process_wall_s"], 2),
-        "text_lines": text_lines(root),
+        "estimated_chunks": round(estimated_chunks(root)),
     }
     progress(label, out)
     log(f"[{label}] find x {args.queries} ...")
@@ -377,9 +383,8 @@ def main() -> int:
         print(json.dumps({k: v for k, v in small.items() if not isinstance(v, dict)}, indent=1))
         print(f"wrote {path}")
         return 0
-    per_line = small["chunks"] / max(small["text_lines"], 1)
-    log(f"building the large workspace ({args.chunks:,} chunks, {per_line:.3f} per line) ...")
-    large_root, parts = large_workspace(args.chunks, per_line)
+    log(f"building the large workspace ({args.chunks:,} chunks) ...")
+    large_root, parts = large_workspace(args.chunks)
     large = measure(large_root, "large", args)
 
     result: dict[str, Any] = {

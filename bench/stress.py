@@ -78,7 +78,9 @@ POINTS_PLAIN = (
     "tantivy",
     "tantivy-after",
 )  # no usearch points: with vectors off no pass rewrites the vector file
-POINTS_VECTORS = ("timed", "embed", "usearch", "usearch-replace", "store-commit", "tantivy")
+POINTS_VECTORS = (
+    "timed", "embed", "usearch", "usearch-replace", "journal", "store-commit", "tantivy"
+)  # fmt: skip
 MODES = (
     ("off-wipe", False, True),
     ("off-incremental", False, False),
@@ -110,7 +112,11 @@ def kill_loop(root: Path, runs: int, files: int, seed: int) -> list[RunResult]:
         if point != "timed":
             # n: which hit of the point dies (passes touch ~60 files; saves happen 2-3 times)
             n = rnd.randint(1, 50) if point in ("chunk", "sqlite") else 1
-            n = rnd.randint(1, 2) if point in ("usearch", "usearch-replace") and vectors else n
+            n = (
+                rnd.randint(1, 2)
+                if point in ("usearch", "usearch-replace", "journal") and vectors
+                else n
+            )
             n = 2 if point == "store-commit" and wipe else n
             crash_at = f"{point}:{n}"
         r = one_run(

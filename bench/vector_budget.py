@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """What the vector policy saves (issue 24): the chunks and model tokens of an indexed
-workspace per kind of file, those that get a vector (``filekinds.wants_vector``) against all.
+workspace per kind of file, those that get a vector (``filekinds.wants_vector``) against all,
+and what the model reads of each (``embed_cache.embedding_text``: tests and docs from their
+head) against the whole chunk.
 
 The model's time is close to linear in the tokens it reads (each text truncated at the
 embedder's ``max_tokens``; batches are length-sorted, so padding is small), so the share of
@@ -14,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sqlite3
 import sys
 from collections import Counter
 from pathlib import Path
@@ -23,6 +24,8 @@ from common import log  # first: puts this checkout's server/ on sys.path
 
 # isort: split
 from code_evidence.filekinds import is_bulk_path, is_doc_path, vector_kind
+from code_evidence.index.store import Store
+from code_evidence.models.embed_cache import embedding_text
 from code_evidence.models.embedder import Embedder
 
 
@@ -45,39 +48,47 @@ def main() -> int:
     p.add_argument("index_dir", type=Path)
     p.add_argument("--rate", type=float, default=0.0, help="model tokens/s, for minutes")
     args = p.parse_args()
-    db = sqlite3.connect(f"file:{args.index_dir / 'store.sqlite'}?mode=ro", uri=True)
+    store = Store(args.index_dir / "store.sqlite", read_only=True)
     embedder = Embedder()
     cap = embedder.max_tokens
     chunks: Counter[str] = Counter()
-    tokens: Counter[str] = Counter()
-    rows = db.execute("SELECT path, symbol, text, is_test FROM chunks").fetchall()
+    tokens: Counter[str] = Counter()  # whole chunks (path, symbol, text), cut at ``cap``
+    embedded: Counter[str] = Counter()  # what the model reads of them (embedding_text)
+    rows = [sc.chunk for sc in store.all_chunks()]
     log(f"tokenizing {len(rows)} chunks ...")
-    for i in range(0, len(rows), 2000):
-        part = rows[i : i + 2000]
-        texts = [f"{path}\n{symbol}\n{text}" for path, symbol, text, _ in part]
-        for (path, _s, _t, is_test), text in zip(part, texts, strict=True):
-            k = kind(path, is_test)
-            chunks[k] += 1
-            tokens[k] += min(embedder.count_tokens(text) + 2, cap)
+    for ch in rows:
+        k = kind(ch.path, ch.is_test)
+        chunks[k] += 1
+        whole = min(embedder.count_tokens(f"{ch.path}\n{ch.symbol}\n{ch.text}") + 2, cap)
+        tokens[k] += whole
+        if not k.startswith("BM25"):
+            embedded[k] += min(embedder.count_tokens(embedding_text(ch)) + 2, cap)
     total_c, total_t = sum(chunks.values()), sum(tokens.values())
     kept = [k for k in chunks if not k.startswith("BM25")]
     kept_c, kept_t = sum(chunks[k] for k in kept), sum(tokens[k] for k in kept)
-    print(f"{'kind':34} {'chunks':>8} {'tokens':>11}  share of tokens")
+    read_t = sum(embedded.values())
+    print(f"{'kind':34} {'chunks':>8} {'tokens':>11}  share  {'model reads':>11}")
     for k in sorted(chunks, key=lambda k: -tokens[k]):
-        print(f"{k:34} {chunks[k]:8,} {tokens[k]:11,}  {tokens[k] / total_t:6.1%}")
+        print(
+            f"{k:34} {chunks[k]:8,} {tokens[k]:11,}  {tokens[k] / total_t:6.1%} {embedded[k]:11,}"
+        )
     print(f"{'all chunks':34} {total_c:8,} {total_t:11,}")
-    print(f"{'with a vector':34} {kept_c:8,} {kept_t:11,}  {kept_t / total_t:6.1%}")
+    print(f"{'with a vector':34} {kept_c:8,} {kept_t:11,}  {kept_t / total_t:6.1%} {read_t:11,}")
     out = {
         "chunks": dict(chunks),
         "tokens": dict(tokens),
+        "model_reads": dict(embedded),
         "max_tokens": cap,
         "all": {"chunks": total_c, "tokens": total_t},
         "embedded": {"chunks": kept_c, "tokens": kept_t, "token_share": kept_t / total_t},
+        "model_reads_total": read_t,
     }
     if args.rate:
-        out["minutes"] = {"all": total_t / args.rate / 60, "embedded": kept_t / args.rate / 60}
+        rate = args.rate * 60
+        out["minutes"] = {"all": total_t / rate, "embedded": kept_t / rate, "reads": read_t / rate}
         print(f"at {args.rate:,.0f} tokens/s: all {out['minutes']['all']:.1f} min, "
-              f"with a vector {out['minutes']['embedded']:.1f} min")  # fmt: skip
+              f"with a vector {out['minutes']['embedded']:.1f} min, "
+              f"what the model reads {out['minutes']['reads']:.1f} min")  # fmt: skip
     print(json.dumps(out))
     return 0
 

@@ -21,6 +21,7 @@ import pytest
 from code_evidence import cli
 from code_evidence.api import FindRequest
 from code_evidence.engine import Engine
+from code_evidence.index.plan import vector_target
 from code_evidence.models import cluster
 from code_evidence.models.embed_cache import EmbeddingCache, text_key
 from code_evidence.paths import CACHE_DIR_ENV
@@ -159,7 +160,7 @@ def test_cluster_vectors_match_a_local_run(
     diff = max(float(np.abs(got[k] - v).max()) for k, v in local_run["vectors"].items())
     assert diff <= TOLERANCE
     with Engine(root, idx) as eng:
-        assert len(eng.parts.vectors) == eng.reader.counts()[1]
+        assert len(eng.parts.vectors) == vector_target(eng.reader)  # tests are BM25 only
         for q, paths in local_run["top"].items():
             assert [
                 r.path for r in eng.find(FindRequest(q, limit=5, depth="deep")).results
@@ -182,7 +183,7 @@ def test_a_worker_killed_mid_run_costs_only_its_part(
     try:
         with Engine(local_run["root"], tmp_path / "idx") as eng:
             report = eng.index(progress=kill_once, pool=pool)
-            assert len(eng.parts.vectors) == eng.reader.counts()[1]
+            assert len(eng.parts.vectors) == vector_target(eng.reader)  # tests are BM25 only
     finally:
         pool.close()
     total = len(local_run["vectors"])
@@ -215,7 +216,7 @@ def test_an_interrupted_run_resumes_without_embedding_twice(
         assert len(_cached(tmp_path / "cache", list(local_run["vectors"]))) == first.embedded
         with Engine(local_run["root"], tmp_path / "idx") as eng:
             second = eng.index(pool=pool)
-            assert len(eng.parts.vectors) == eng.reader.counts()[1]
+            assert len(eng.parts.vectors) == vector_target(eng.reader)  # tests are BM25 only
     finally:
         pool.close()
     assert not second.cancelled

@@ -487,6 +487,23 @@ def test_vendor_folders_are_skipped_unless_included(workspace: Path) -> None:
     ]
 
 
+def test_an_untracked_virtualenv_vendors_the_tracked_files_in_it(tmp_path: Path) -> None:
+    """Tracked files are checked while git lists the untracked ones; a ``pyvenv.cfg`` among
+    those still makes the tracked files under it vendored, as one listing would."""
+    root = make_repo(tmp_path / "ws")
+    write(root / "app.py")
+    write(root / "env" / "lib" / "mod.py")
+    write(root / "env" / "lib" / "logo.png")
+    commit_all(root)
+    write(root / "env" / "pyvenv.cfg", "home = /usr\n")
+    write(root / "new.py")
+
+    result = scan_workspace(root, IndexConfig())
+
+    assert paths(result) == ["app.py", "new.py"]
+    assert result.skipped == {"vendor": 3}  # vendor comes before binary, as for one listing
+
+
 def test_size_limit_binary_names_and_own_config(workspace: Path) -> None:
     write(workspace / "exact.py", "a" * 100)
     write(workspace / "big.py", "a" * 101)

@@ -41,9 +41,9 @@ class Work:
             self.statuses += 1
             return real_state(git_)
 
-        def relink(ix: indexer.Indexer, cfg: Any) -> None:
+        def relink(ix: indexer.Indexer, cfg: Any, change: Any) -> Any:
             self.relinks += 1
-            real_relink(ix, cfg)
+            return real_relink(ix, cfg, change)
 
         monkeypatch.setattr(indexer, "scan_workspace", scan)
         monkeypatch.setattr(Git, "state", state)
@@ -184,9 +184,9 @@ def test_a_save_is_searchable_before_the_relink_and_a_lost_relink_is_redone(
     seen: list[tuple[bool, str | None]] = []
     real_relink = indexer.Indexer._relink_imports
 
-    def relink(ix: indexer.Indexer, cfg: Any) -> None:
+    def relink(ix: indexer.Indexer, cfg: Any, change: Any) -> Any:
         seen.append((found(engine, "loyalty_discount"), engine.reader.get_meta("generation")))
-        real_relink(ix, cfg)
+        return real_relink(ix, cfg, change)
 
     monkeypatch.setattr(indexer.Indexer, "_relink_imports", relink)
     rel = "src/shop/pricing.py"

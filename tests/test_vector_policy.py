@@ -4,15 +4,17 @@ leaves out, so a workspace full of catalogs is still ``ready`` and never re-embe
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
-from code_evidence.api import FindRequest
+from code_evidence.api import Chunk, FindRequest
 from code_evidence.engine import Engine
 from code_evidence.filekinds import vector_kind, wants_vector
 from code_evidence.index.parts import check_index
 from code_evidence.index.plan import vector_target
+from code_evidence.models.embed_cache import embedding_key, embedding_text, text_key
 
 
 @pytest.mark.parametrize(
@@ -98,4 +100,49 @@ def test_a_new_policy_drops_vectors_an_older_one_gave(tmp_path: Path) -> None:
         eng.index()
         assert not any(sc.id in eng.parts.vectors for sc in catalog)
         assert vector_target(eng.reader) == len(eng.parts.vectors) == 1
+        assert eng.state == "ready"
+
+
+def test_tests_and_docs_are_embedded_from_their_head() -> None:
+    body = "".join(f"    assert check({i})\n" for i in range(30))
+    test = Chunk(
+        path="tests/test_pricing.py",
+        start=1,
+        end=31,
+        symbol="test_net_price",
+        kind="function",
+        language="python",
+        text=f"def test_net_price():\n{body}",
+        hash="h",
+        is_test=True,
+    )
+    assert embedding_text(test) == "tests/test_pricing.py\ntest_net_price\ndef test_net_price():"
+    doc = dataclasses.replace(
+        test, path="docs/pricing.rst", symbol="", is_test=False, text="\n".join(map(str, range(20)))
+    )
+    assert embedding_text(doc) == "docs/pricing.rst\n\n" + "\n".join(map(str, range(8)))
+    code = dataclasses.replace(test, path="shop/pricing.py", is_test=False)
+    assert embedding_text(code).endswith(body)  # source code whole (the model cuts at 256)
+
+
+def test_a_new_policy_reembeds_chunks_whose_embedded_text_it_changed(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    test_body = "def test_net_price():\n" + "".join(f"    assert x({i})\n" for i in range(9))
+    write(ws, {**FILES, "tests/test_pricing.py": test_body})
+    with Engine(ws, tmp_path / "idx") as eng:
+        eng.index()
+        (test,) = [sc for sc in eng.reader.all_chunks() if sc.chunk.is_test]
+        (code,) = [sc for sc in eng.reader.all_chunks() if sc.chunk.path == "shop/pricing.py"]
+        model = eng.embedder.model_id
+        assert test.emb_key == embedding_key(test.chunk, model)
+        # An index written under the older policy embedded the whole test.
+        whole = text_key(f"{test.chunk.path}\n{test.chunk.symbol}\n{test.chunk.text}", model)
+        eng.parts.store.set_emb_keys([(test.id, whole)])
+        eng.parts.store.set_meta_now({"vector_policy": "1"})
+        report = eng.index()
+        (now,) = [sc for sc in eng.reader.all_chunks() if sc.chunk.is_test]
+        assert now.emb_key == embedding_key(now.chunk, model) != whole
+        assert now.id in eng.parts.vectors and code.id in eng.parts.vectors
+        # The test's new text came from the cache or the model; the code kept its vector.
+        assert report.embedded + report.vectors_from_cache == 1
         assert eng.state == "ready"

@@ -5,6 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from code_evidence.engine import Engine
 from code_evidence.index import vectors
 from code_evidence.index.vectors import VectorIndex
 
@@ -77,7 +78,10 @@ def test_save_load_round_trip(tmp_path: Path, rng: np.random.Generator) -> None:
     index.add(list(range(100, 120)), vecs)
     index.remove([105])
     index.save()
-    assert [p.name for p in path.parent.iterdir()] == ["v.usearch"]  # no temp file left
+    assert sorted(p.name for p in path.parent.iterdir()) == [
+        "v.usearch",
+        "v.usearch.log",
+    ]  # no temp
     loaded = VectorIndex(path, DIM)
     assert not loaded.rebuilt
     assert len(loaded) == 19
@@ -140,3 +144,95 @@ def test_bad_input_is_rejected_clearly(tmp_path: Path, rng: np.random.Generator)
     index.add([], np.zeros((0, DIM), dtype=np.float32))
     assert len(index) == 1
     assert -1 not in index and "1" not in index and True not in index
+
+
+def state(index: VectorIndex) -> dict[int, tuple[int, ...]]:
+    """Each key with its nearest neighbour ranking: equal states answer alike."""
+    return {
+        int(k): tuple(key for key, _ in index.search(index._index[int(k)], 5))
+        for k in sorted(index.keys())
+    }
+
+
+def test_a_small_save_appends_to_the_journal_and_reopening_replays_it(
+    tmp_path: Path, rng: np.random.Generator
+) -> None:
+    path = tmp_path / "vectors.usearch"
+    index = VectorIndex(path, DIM)
+    index.add(list(range(200)), unit(rng, 200))
+    index.save()
+    assert index.full_saves == 1
+    whole = path.read_bytes()
+    index.remove([3, 4])
+    index.add([5, 500], unit(rng, 2))  # a replaced vector and a new one
+    index.save()
+    index.save()  # nothing new: nothing written
+    assert index.full_saves == 1 and path.read_bytes() == whole
+    reopened = VectorIndex(path, DIM)
+    assert not reopened.rebuilt
+    assert sorted(reopened.keys()) == sorted(index.keys())
+    assert 3 not in reopened and 500 in reopened
+    assert np.allclose(reopened._index[5], index._index[5], atol=1e-3)
+    assert state(reopened) == state(index)
+
+
+def test_a_torn_record_is_dropped_and_a_stale_journal_ignored(
+    tmp_path: Path, rng: np.random.Generator
+) -> None:
+    path = tmp_path / "vectors.usearch"
+    index = VectorIndex(path, DIM)
+    index.add(list(range(50)), unit(rng, 50))
+    index.save()
+    index.add([100], unit(rng, 1))
+    index.save()
+    index.add([101], unit(rng, 1))
+    index.save()
+    journal = index.journal
+    journal.write_bytes(journal.read_bytes()[:-5])  # a crash in the middle of the last append
+    reopened = VectorIndex(path, DIM)
+    assert 100 in reopened and 101 not in reopened and len(reopened) == 51
+
+    # The file deleted for a rebuild (parts.rebuild_vectors): its journal means nothing now.
+    path.unlink()
+    fresh = VectorIndex(path, DIM)
+    assert len(fresh) == 0
+    fresh.add([7], unit(rng, 1))
+    fresh.save()
+    assert fresh.full_saves == 1 and len(VectorIndex(path, DIM)) == 1
+
+
+def test_the_file_is_rewritten_once_the_journal_outgrows_its_share(
+    tmp_path: Path, rng: np.random.Generator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vectors, "JOURNAL_MIN_BYTES", 1_000)
+    path = tmp_path / "vectors.usearch"
+    index = VectorIndex(path, DIM)
+    index.add(list(range(100)), unit(rng, 100))
+    index.save()
+    index.add([1000], unit(rng, 1))
+    index.save()
+    assert index.full_saves == 1  # one small record
+    index.add(list(range(2000, 2100)), unit(rng, 100))
+    index.save()
+    assert index.full_saves == 2  # past the share: the whole file, and an empty journal
+    assert index.journal.stat().st_size == vectors._HEAD.size
+    assert state(VectorIndex(path, DIM)) == state(index)
+
+
+def test_a_saved_file_does_not_rewrite_the_vector_file(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    funcs = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(40))
+    (ws / "mod.py").write_text(funcs)
+    with Engine(ws, tmp_path / "idx", use_git=False) as eng:
+        eng.index()
+        before = eng.parts.vectors.full_saves
+        whole = eng.parts.vectors.path.read_bytes()
+        (ws / "mod.py").write_text(funcs.replace("x + 3\n", "x - 3\n"))
+        report = eng.index(paths=["mod.py"])
+        assert report.chunks_removed == report.chunks_added == 1
+        assert eng.parts.vectors.full_saves == before
+        assert eng.parts.vectors.path.read_bytes() == whole  # the change went to the journal
+    with Engine(ws, tmp_path / "idx", use_git=False) as eng:
+        assert len(eng.parts.vectors) == 40
+        assert eng.state == "ready"

@@ -136,8 +136,9 @@ def is_outside_source(path: str) -> bool:
 # question is asked by meaning. Translation catalogs, lockfiles, fixtures and data files are
 # asked about by the strings they hold (a msgid, a package name, a field value), which BM25
 # answers exactly; on Django the catalogs alone were most of the embedding time. Bump
-# VECTOR_POLICY when wants_vector changes: the next pass re-decides every chunk.
-VECTOR_POLICY = "1"
+# VECTOR_POLICY when wants_vector or what is embedded of a chunk (``embed_cache.embedding_text``)
+# changes: the next pass re-decides every chunk. 2: tests and docs embedded from their head.
+VECTOR_POLICY = "2"
 CATALOG_SUFFIXES = (".po", ".pot", ".mo", ".xliff", ".xlf")
 LOCKFILE_NAMES = frozenset(
     {

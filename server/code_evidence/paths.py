@@ -135,7 +135,7 @@ def private_cache_root() -> Path:
 # What an index folder holds (``lexical`` is a folder of Tantivy's files).
 INDEX_ENTRIES = (
     "store.sqlite", "store.sqlite-wal", "store.sqlite-shm", "requests.jsonl", "requests.tmp",
-    "tuned.json", "tuned.tmp", "writer.lock", "vectors.usearch", "lexical",
+    "tuned.json", "tuned.tmp", "writer.lock", "vectors.usearch", "vectors.usearch.log", "lexical",
 )  # fmt: skip
 
 

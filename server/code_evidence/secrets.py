@@ -72,7 +72,12 @@ SECRET_ALLOWED = frozenset({".env.example", ".env.sample", ".env.template", ".en
 _NAME_RE = re.compile(
     "|".join(fnmatch.translate(p) for p, _ in SECRET_FILES if "/" not in p), re.DOTALL
 )
-_PATH_PATTERNS = tuple(p.split("/") for p, _ in SECRET_FILES if "/" in p)
+# Patterns with folders, one expression per number of path parts, matched against that many
+# trailing parts joined (a wildcard cannot take a slash there: each literal slash needs one).
+_PATH_RES = {
+    n: re.compile("|".join(fnmatch.translate(p) for p, _ in SECRET_FILES if p.count("/") == n - 1))
+    for n in {p.count("/") + 1 for p, _ in SECRET_FILES if "/" in p}
+}
 
 
 def is_secret_path(path: str) -> bool:
@@ -84,11 +89,8 @@ def is_secret_path(path: str) -> bool:
         return False
     if _NAME_RE.match(name) is not None:
         return True
-    for pattern in _PATH_PATTERNS:
-        tail = parts[-len(pattern) :]
-        if len(tail) == len(pattern) and all(
-            fnmatch.fnmatchcase(p, q) for p, q in zip(tail, pattern, strict=True)
-        ):
+    for n, rx in _PATH_RES.items():
+        if len(parts) >= n and rx.match("/".join(parts[-n:])) is not None:
             return True
     return False
 

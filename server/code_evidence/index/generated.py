@@ -21,7 +21,7 @@ import json
 import posixpath
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from ..filekinds import file_flags, is_build_output_path, is_declaration_path
@@ -198,11 +198,49 @@ def find_generated(
     paths: Iterable[str],
     manifests: Mapping[str, str],
     text_of: Callable[[str], str | None],
+    previous: GeneratedFiles | None = None,
+    changed: Collection[str] = (),
 ) -> GeneratedFiles:
     """Build outputs and twins among ``paths``. ``manifests``: the text of ``package.json``,
     ``tsconfig*.json`` and the root ``.gitattributes`` by path; ``text_of``: a file's indexed
-    text (asked only for JavaScript files and files sharing a name with another)."""
+    text (asked only for JavaScript files and files sharing a name with another).
+
+    ``previous``: the finding before ``changed`` (paths written or removed since, with the same
+    manifests): then only what they can move is read again (their own text, the name groups
+    they belong to, files whose path-decided reason changed) and the rest is carried over; the
+    result equals a finding from scratch."""
     known = sorted(set(paths))
+    changed = set(changed)
+    reasons = _path_reasons(known, manifests)
+    # What the last finding decided from paths and bundle heads, twins aside.
+    before = None if previous is None else _untwinned(previous.reasons)
+    for p in known:
+        if p not in reasons and p.endswith(_BUNDLE_EXTS):
+            if before is not None and p not in changed and p not in before:
+                continue  # checked last time, same text: not a bundle then, not now
+            if before is not None and p not in changed and before.get(p) == BUNDLE:
+                reasons[p] = BUNDLE
+                continue
+            text = text_of(p)
+            if text and (_SOURCE_MAP.search(text[-2000:]) or _BUNDLE_HEAD.search(text[:600])):
+                reasons[p] = BUNDLE
+    if previous is None or before is None:
+        source_of = _twins(known, reasons, text_of)
+    else:
+        moved = {p for p in before.keys() | reasons.keys() if before.get(p) != reasons.get(p)}
+        redo = {posixpath.basename(p) for p in (*changed, *moved)}
+        source_of = {
+            c: s for c, s in previous.source_of.items() if posixpath.basename(c) not in redo
+        }
+        source_of.update(_twins(known, reasons, text_of, only=redo))
+    for copy, src in source_of.items():
+        reasons.setdefault(copy, f"{TWIN} {src}")
+    return GeneratedFiles(reasons, source_of)
+
+
+def _path_reasons(known: list[str], manifests: Mapping[str, str]) -> dict[str, str]:
+    """What paths and manifests alone decide: linguist-generated, build-output folders, and
+    folders a manifest names as where the build writes."""
     outputs: set[str] = set()
     linguist: set[str] = set()
     for mpath, text in manifests.items():
@@ -225,15 +263,12 @@ def find_generated(
             reasons[p] = BUILD_OUTPUT
         elif _inside(p, outputs):
             reasons[p] = MANIFEST_OUTPUT
-    for p in known:
-        if p not in reasons and p.endswith(_BUNDLE_EXTS):
-            text = text_of(p)
-            if text and (_SOURCE_MAP.search(text[-2000:]) or _BUNDLE_HEAD.search(text[:600])):
-                reasons[p] = BUNDLE
-    source_of = _twins(known, reasons, text_of)
-    for copy, src in source_of.items():
-        reasons.setdefault(copy, f"{TWIN} {src}")
-    return GeneratedFiles(reasons, source_of)
+    return reasons
+
+
+def _untwinned(reasons: Mapping[str, str]) -> dict[str, str]:
+    """A finding's reasons without the twins (a twin's reason is set only where no other is)."""
+    return {p: r for p, r in reasons.items() if not r.startswith(TWIN + " ")}
 
 
 _CODE_EXTS = frozenset(
@@ -273,13 +308,18 @@ def _sources_elsewhere(folder: str, known: list[str]) -> bool:
 
 
 def _twins(
-    known: list[str], reasons: Mapping[str, str], text_of: Callable[[str], str | None]
+    known: list[str],
+    reasons: Mapping[str, str],
+    text_of: Callable[[str], str | None],
+    only: Collection[str] | None = None,
 ) -> dict[str, str]:
-    """Copy -> source for near-identical files with the same name."""
+    """Copy -> source for near-identical files with the same name (only the names in
+    ``only``, when given)."""
     groups: dict[str, list[str]] = defaultdict(list)
     for p in known:
-        if posixpath.splitext(p)[1] in _CODE_EXTS:
-            groups[posixpath.basename(p)].append(p)
+        name = posixpath.basename(p)
+        if (only is None or name in only) and posixpath.splitext(name)[1] in _CODE_EXTS:
+            groups[name].append(p)
     out: dict[str, str] = {}
     for members in groups.values():
         if len(members) < 2 or len(members) > TWIN_MAX_GROUP:

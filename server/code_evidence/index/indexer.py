@@ -17,7 +17,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,12 +32,10 @@ from ..secrets import config_like, file_line_spans, spans_in, text_line_spans
 from . import freshness
 from .chunk import chunk_file, detect_language
 from .cjk import analysis_version
-from .generated import GENERATED_META, find_generated
-from .imports import ImportResolver, is_manifest
 from .load import LoadedText, SkipFile, checked_text, load_text
-from .packages import same_package_edges
 from .parts import IndexParts, lexdoc
 from .plan import Plan, chunking_key, chunks_per_file, overlaid, plan, plan_paths, vector_target
+from .relink import RESOLUTION_VERSION, LinkChange, Linker, Relinked
 from .scan import FileEntry, ScanResult, scan_paths, scan_workspace
 from .store import FileRow, StoredChunk
 
@@ -48,14 +45,16 @@ if TYPE_CHECKING:
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 EMBED_BATCH = 256  # chunks per embed-and-cache step: bounds work lost to a crash
 VECTOR_SAVE_S = 20.0  # seconds between vector index saves while embedding
-# Bumped when resolution or the build-output finding changes: the next pass relinks, always.
-RESOLUTION_VERSION = "3"
 # Files changed within this many days of HEAD are embedded first within their priority.
 RECENT_DAYS = 90.0
 
 # Where a chunk's vector matters least comes last: a question about the code is answered first,
 # and BM25 already covers every chunk while the rest is embedded.
 PRIORITY_SOURCE, PRIORITY_OTHER, PRIORITY_TESTS, PRIORITY_BULK = 0, 1, 2, 3
+
+
+def _imports(row: FileRow | None) -> tuple[str, ...] | None:
+    return None if row is None else row.imports
 
 
 class IndexCancelled(Exception):
@@ -121,6 +120,7 @@ class Indexer:
         self.workspace = workspace
         self.git = git
         self.parts = parts
+        self._links = Linker()
 
     def run(
         self,
@@ -204,6 +204,8 @@ class Indexer:
         added: list[StoredChunk] = []
         graph_changed = bool(updates or removed)
         stamp = datetime.now(UTC).isoformat(timespec="seconds")
+        # The links are current for the store before this pass: relink only what it moves.
+        links_current = store.get_meta("resolution") == RESOLUTION_VERSION and not work.rechunk
         with store.transaction():
             store.set_meta({"derived_dirty": "1"})
             store.forget_skipped(
@@ -273,8 +275,12 @@ class Indexer:
         # Links read many files: a save is searchable before them (a kill in between leaves
         # "resolution" unset and the next pass relinks).
         if store.get_meta("resolution") != RESOLUTION_VERSION:
+            change = None
+            if links_current and graph_changed:
+                written = {row.path: _imports(known.get(row.path)) for _, row, _, _ in updates}
+                change = LinkChange(written, frozenset(removed))
             with store.transaction():
-                self._relink_imports(cfg)
+                self._relink_imports(cfg, change)
                 store.set_meta({"generation": str(generation + 1)})  # answers saw old links
 
         head = scan.git.commit
@@ -282,8 +288,8 @@ class Indexer:
         if head and read_at != {head}:
             freshness.update_history(self.git, store, head)
 
-        if policy_changed and len(parts.vectors):
-            self._drop_refused_vectors()
+        if policy_changed and len(parts.vectors):  # a new index has nothing to re-decide
+            parts.redecide_vectors(model_id)
         embedded, from_cache, cancelled = 0, 0, False
         if cfg.stages.vectors:
             embedded, from_cache, cancelled = self._fill_vectors(
@@ -334,49 +340,10 @@ class Indexer:
         store.set_meta({"bm25_only": str(count), "vector_policy": VECTOR_POLICY})
         return changed
 
-    def _drop_refused_vectors(self) -> None:
-        """Under a new policy, chunks it refuses lose the vectors an older one gave them."""
-        refused = [sc.id for sc in self.parts.store.all_chunks() if not wants_vector(sc.chunk.path)]
-        if any(i in self.parts.vectors for i in refused):
-            self.parts.vectors.remove(refused)
-            self.parts.vectors.save()
-
-    def _relink_imports(self, cfg: Config) -> None:
-        """Import edges and the build-output finding, from the whole file set and the
-        manifests (rerun whenever a file, manifests included, changes)."""
-        store = self.parts.store
-        files = store.files()
-        # Manifests decide where modules live (composer.json, Package.swift, go.mod,
-        # package.json, tsconfig, Cargo.toml) and what is build output; the resolver reads
-        # nothing itself.
-        manifests: dict[str, str] = {}
-        # Only files the scan listed: an excluded or secret file is never read for this.
-        wanted = [p for p in files if is_manifest(p) or p == ".gitattributes"]
-        for path in wanted:
-            try:
-                manifests[path] = load_text(self.workspace, path, cfg.index).text
-            except (SkipFile, OSError):
-                continue
-        resolver = ImportResolver(
-            set(files), {p: row.imports for p, row in files.items()}, manifests
-        )
-        edges = []
-        for path, row in files.items():
-            if row.language and row.imports:
-                for dst in resolver.resolve(path, row.language, row.imports):
-                    edges.append((path, dst))
-        chunks_of = cache(store.chunks_of)  # same-package edges and twins read the same files
-        edges.extend(
-            same_package_edges(
-                {p: row.language for p, row in files.items()},
-                lambda p: [(sc.chunk.symbol, sc.chunk.text) for sc in chunks_of(p)],
-            )
-        )
-        store.set_import_edges(dict.fromkeys(edges))
-        found = find_generated(
-            files, manifests, lambda p: "\n".join(sc.chunk.text for sc in chunks_of(p))
-        )
-        store.set_meta({GENERATED_META: found.to_json(), "resolution": RESOLUTION_VERSION})
+    def _relink_imports(self, cfg: Config, change: LinkChange | None) -> Relinked:
+        """Import edges, same-package edges and the build-output finding (``relink.py``):
+        for what ``change`` moved, or for every file when None."""
+        return self._links.relink(self.parts.store, self.workspace, cfg, change)
 
     def _embed_order(self, chunks: list[StoredChunk], focus: frozenset[str]) -> list[StoredChunk]:
         """The open files and what they import or is imported by them first; then source code
@@ -457,7 +424,7 @@ class Indexer:
                 if progress:
                     progress("embed", min(i + EMBED_BATCH, len(missing)), len(missing))
         finally:
-            if missing:
+            if missing or from_cache:  # vectors from the cache are kept too (a journal append)
                 vectors.save()
         return embedded, from_cache, False
 

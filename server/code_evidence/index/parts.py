@@ -220,6 +220,28 @@ class IndexParts:
             dataclasses.replace(sc, emb_key=keys[sc.id]) if sc.id in keys else sc for sc in chunks
         ]
 
+    def redecide_vectors(self, model_id: str | None) -> None:
+        """Under a new vector policy (``filekinds.VECTOR_POLICY``): chunks it refuses lose
+        their vector, and chunks whose embedded text it changed (``embedding_text``) get the
+        new key and lose the old text's vector; the pass embeds them again. Without a model
+        (vectors off) such keys are cleared and :meth:`keyed` remakes them when vectors are on."""
+        drop: list[int] = []
+        keys: list[tuple[int, str | None]] = []
+        for sc in self.store.all_chunks():
+            if not wants_vector(sc.chunk.path):
+                drop.append(sc.id)
+                continue
+            key = embedding_key(sc.chunk, model_id) if model_id else None
+            if sc.emb_key and key != sc.emb_key:
+                keys.append((sc.id, key))
+                drop.append(sc.id)
+        if keys:
+            self.store.set_emb_keys(keys)  # type: ignore[arg-type]
+        gone = [i for i in drop if i in self.vectors]
+        if gone:
+            self.vectors.remove(gone)
+            self.vectors.save()
+
     def add_cached_vectors(self, chunks: list[StoredChunk]) -> list[StoredChunk]:
         """Add what the cache has; return the chunks it did not have."""
         keyed = [sc for sc in chunks if sc.emb_key]

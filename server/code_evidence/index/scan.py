@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import os
 import stat
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -124,11 +125,16 @@ class _Collector:
         self.root_str = os.fspath(root)
         self.cfg = cfg
         self.exclude = _compile_spec(cfg.exclude) if cfg.exclude else None
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget every decision (the rules stay)."""
         self.files: dict[str, FileEntry] = {}
         self.skipped: dict[str, int] = {}
         self.examples: list[tuple[str, str]] = []
         self.venv_dirs: set[str] = set()
         self._dir_real: dict[str, bool] = {"": True}
+        self._vendor_dirs: dict[str, bool] = {}
 
     def skip(self, path: str, reason: str) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
@@ -141,7 +147,14 @@ class _Collector:
     def _is_vendor(self, path: str) -> bool:
         if self.cfg.include_vendor:
             return False
-        parts = path.split("/")[:-1]
+        parent = path.rpartition("/")[0]
+        known = self._vendor_dirs.get(parent)
+        if known is None:  # decided once per folder: a large workspace has 3 files a folder
+            known = self._vendor_dirs[parent] = self._is_vendor_dir(parent)
+        return known
+
+    def _is_vendor_dir(self, parent: str) -> bool:
+        parts = parent.split("/") if parent else []
         if any(p in VENDOR_DIRS for p in parts):
             return True
         if self.venv_dirs:
@@ -228,17 +241,48 @@ class _Collector:
 
 
 def _scan_git(col: _Collector, git: Git) -> bool:
-    """Fill ``col`` from ``git ls-files``; False when git could not list the tree."""
-    out = git.output(
-        "ls-files",
-        "-z",
-        "--cached",
-        "--others",
-        "--exclude-standard",
-        timeout=LIST_TIMEOUT_S,
+    """Fill ``col`` from ``git ls-files``; False when git could not list the tree.
+
+    Tracked files are listed at once (git reads its index) and checked while git walks the
+    tree for untracked ones (``--others``, most of the listing's time on a large workspace),
+    in a thread of its own: the two overlap on two cores."""
+    others: list[bytes | None] = []
+    walk = threading.Thread(
+        target=lambda: others.append(
+            git.output("ls-files", "-z", "--others", "--exclude-standard", timeout=LIST_TIMEOUT_S)
+        ),
+        name="ls-files-others",
+        daemon=True,
     )
-    if out is None:
+    walk.start()
+    cached = git.output("ls-files", "-z", "--cached", timeout=LIST_TIMEOUT_S)
+    if cached is None:
+        walk.join()
         return False
+    tracked = _listed(col, cached)
+    col.venv_dirs = _venv_dirs(tracked)
+    for path in tracked:
+        col.consider(path, check_parents=True)
+    walk.join()
+    if not others or others[0] is None:
+        col.reset()  # the caller walks the tree instead
+        return False
+    untracked = _listed(col, others[0])
+    if _venv_dirs(untracked) - col.venv_dirs:
+        # An untracked virtualenv (its pyvenv.cfg not in git) vendors tracked files too: decide
+        # everything again with it known, as one listing would have.
+        col.reset()
+        paths = _listed(col, others[0]) + _listed(col, cached)
+        col.venv_dirs = _venv_dirs(paths)
+    else:
+        paths = untracked
+    for path in paths:
+        col.consider(path, check_parents=True)
+    return True
+
+
+def _listed(col: _Collector, out: bytes) -> list[str]:
+    """The paths of a ``git ls-files -z`` listing; names that cannot be kept are skipped."""
     paths: list[str] = []
     for raw in out.split(b"\0"):
         if not raw:
@@ -252,10 +296,11 @@ def _scan_git(col: _Collector, git: Git) -> bool:
             col.skip(path, "not-regular")
             continue
         paths.append(path)
-    col.venv_dirs = {p.rpartition("/")[0] for p in paths if p.endswith("/pyvenv.cfg")}
-    for path in paths:
-        col.consider(path, check_parents=True)
-    return True
+    return paths
+
+
+def _venv_dirs(paths: list[str]) -> set[str]:
+    return {p.rpartition("/")[0] for p in paths if p.endswith("/pyvenv.cfg")}
 
 
 class _IgnoreStack:
