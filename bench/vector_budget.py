@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What the vector policy saves (issue 24): the chunks and model tokens of an indexed
 workspace per kind of file, those that get a vector (``filekinds.wants_vector``) against all,
-and what the model reads of each (``embed_cache.embedding_text``: tests and docs from their
+and what the model reads of each (``embed_cache.embedding_text``: docs from their
 head) against the whole chunk.
 
 The model's time is close to linear in the tokens it reads (each text truncated at the

@@ -103,7 +103,7 @@ def test_a_new_policy_drops_vectors_an_older_one_gave(tmp_path: Path) -> None:
         assert eng.state == "ready"
 
 
-def test_tests_and_docs_are_embedded_from_their_head() -> None:
+def test_docs_are_embedded_from_their_head_and_tests_and_code_whole() -> None:
     body = "".join(f"    assert check({i})\n" for i in range(30))
     test = Chunk(
         path="tests/test_pricing.py",
@@ -116,7 +116,7 @@ def test_tests_and_docs_are_embedded_from_their_head() -> None:
         hash="h",
         is_test=True,
     )
-    assert embedding_text(test) == "tests/test_pricing.py\ntest_net_price\ndef test_net_price():"
+    assert embedding_text(test).endswith(body)  # a test whole: cut, it outranked the code
     doc = dataclasses.replace(
         test, path="docs/pricing.rst", symbol="", is_test=False, text="\n".join(map(str, range(20)))
     )
@@ -135,13 +135,14 @@ def test_a_new_policy_reembeds_chunks_whose_embedded_text_it_changed(tmp_path: P
         (code,) = [sc for sc in eng.reader.all_chunks() if sc.chunk.path == "shop/pricing.py"]
         model = eng.embedder.model_id
         assert test.emb_key == embedding_key(test.chunk, model)
-        # An index written under the older policy embedded the whole test.
-        whole = text_key(f"{test.chunk.path}\n{test.chunk.symbol}\n{test.chunk.text}", model)
-        eng.parts.store.set_emb_keys([(test.id, whole)])
-        eng.parts.store.set_meta_now({"vector_policy": "1"})
+        # An index written under policy 2 embedded only the test's first line.
+        head = test.chunk.text.split("\n", 1)[0]
+        old = text_key(f"{test.chunk.path}\n{test.chunk.symbol}\n{head}", model)
+        eng.parts.store.set_emb_keys([(test.id, old)])
+        eng.parts.store.set_meta_now({"vector_policy": "2"})
         report = eng.index()
         (now,) = [sc for sc in eng.reader.all_chunks() if sc.chunk.is_test]
-        assert now.emb_key == embedding_key(now.chunk, model) != whole
+        assert now.emb_key == embedding_key(now.chunk, model) != old
         assert now.id in eng.parts.vectors and code.id in eng.parts.vectors
         # The test's new text came from the cache or the model; the code kept its vector.
         assert report.embedded + report.vectors_from_cache == 1
