@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from code_evidence.search.verdict import VECTOR_SIGNALS
+from refusal_fit import outcome
 
 MODEL_PATH = (
     Path(__file__).resolve().parent.parent / "server/code_evidence/search/confidence_model.json"
@@ -72,27 +73,22 @@ def project_of(dataset: str) -> str:
 
 
 def rows(report: dict) -> list[Row]:
-    languages: dict[str, str] = report["languages"]
     out = []
     for c in report["cases_full"]:
         if not c.get("signals"):
             continue  # an empty answer: refused whatever the model says
+        o = outcome(c, report["languages"])
         asked = c["id"].split(":", 1)[0]
-        workspace = c["id"].rsplit("@", 1)[-1] if "@" in c["id"] else asked
-        lang = languages.get(workspace, "other")
-        family = "Python" if lang == "Python" else "other languages"
-        m = c["metrics"]
-        answerable = c["group"] != "unanswerable"
         out.append(
             Row(
-                projects=frozenset({project_of(workspace), project_of(asked)}),
-                project=project_of(workspace),
-                group=f"{c['group']} / {family}",
+                projects=frozenset({project_of(o.workspace), project_of(asked)}),
+                project=project_of(o.workspace),
+                group=o.group,
                 signals=c["signals"],
                 by_rule=bool(c.get("refused_by_rule")),
-                answerable=answerable,
-                right=answerable and m.get("MRR@10") == 1.0,
-                wrong=not answerable or not m.get("R@5"),
+                answerable=o.answerable,
+                right=o.right,
+                wrong=o.wrong,
                 shipped=float(c["confidence"]),
             )
         )

@@ -39,25 +39,46 @@ class Row:
     wrong: bool  # no gold file in the top 5
 
 
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How one case of a ``quality.py`` report came out, whatever the confidence said."""
+
+    workspace: str  # the dataset whose workspace answered (another's for unanswerable cases)
+    group: str  # "commit b / Python", "unanswerable / other languages", ...
+    answerable: bool
+    right: bool  # the first file is gold
+    wrong: bool  # no gold file in the top 5
+
+
+def outcome(case: dict, languages: dict[str, str]) -> Outcome:
+    cid = case["id"]
+    workspace = cid.rsplit("@", 1)[-1] if "@" in cid else cid.split(":", 1)[0]
+    family = "Python" if languages.get(workspace, "other") == "Python" else "other languages"
+    m = case["metrics"]
+    answerable = case["group"] != "unanswerable"
+    return Outcome(
+        workspace,
+        f"{case['group']} / {family}",
+        answerable,
+        answerable and m.get("MRR@10") == 1.0,
+        not answerable or not m.get("R@5"),
+    )
+
+
 def rows(report: dict) -> list[Row]:
-    languages: dict[str, str] = report["languages"]
     out = []
     for c in report["cases_full"]:
         if c.get("confidence") is None:
             continue
-        dataset = c["id"].rsplit("@", 1)[-1] if "@" in c["id"] else c["id"].split(":", 1)[0]
-        lang = languages.get(dataset, "other")
-        family = "Python" if lang == "Python" else "other languages"
-        m = c["metrics"]
-        answerable = c["group"] != "unanswerable"
+        o = outcome(c, report["languages"])
         out.append(
             Row(
-                project=dataset.split("-", 1)[0],
-                group=f"{c['group']} / {family}",
-                confidence=float(c["confidence"]),
-                answerable=answerable,
-                right=answerable and m.get("MRR@10") == 1.0,
-                wrong=not answerable or not m.get("R@5"),
+                o.workspace.split("-", 1)[0],
+                o.group,
+                float(c["confidence"]),
+                o.answerable,
+                o.right,
+                o.wrong,
             )
         )
     return out

@@ -99,12 +99,18 @@ def fetch_sdists(sources: dict, dest: Path) -> list[Path]:
             ):
                 tmp.write(resp.read())
             Path(tmp.name).replace(path)
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
-        if digest != s["sha256"]:
-            path.unlink()
-            raise SystemExit(f"{s['file']}: sha256 {digest} is not the pinned {s['sha256']}")
-        paths.append(path)
+        paths.append(check_pinned(path, s))
     return paths
+
+
+def check_pinned(path: Path, spec: dict) -> Path:
+    """``path`` when its sha256 is the one ``spec`` pins; otherwise it is deleted (a next run
+    fetches it again) and the run stops."""
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    if digest != spec["sha256"]:
+        path.unlink()
+        raise SystemExit(f"{spec['file']}: sha256 {digest} is not the pinned {spec['sha256']}")
+    return path
 
 
 def _skip(rel: str) -> bool:

@@ -14,7 +14,6 @@ vendored copies of other projects left out), and Debian packages of PHP and Ruby
 
 from __future__ import annotations
 
-import hashlib
 import io
 import re
 import subprocess
@@ -24,7 +23,7 @@ from pathlib import Path
 
 from code_evidence.config import IndexConfig
 from code_evidence.index.chunk import chunk_file, detect_language
-from mine import Function, summary_of
+from mine import Function, check_pinned, summary_of
 
 # Languages mined here; each must be one the chunker knows.
 LANGUAGES = frozenset({"c", "cpp", "php", "ruby"})
@@ -54,11 +53,7 @@ def fetch_debs(specs: list[dict], dest: Path) -> list[Path]:
             subprocess.run(
                 ["apt-get", "download", "-qq", f"{s['name']}={s['version']}"], cwd=dest, check=True
             )
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
-        if digest != s["sha256"]:
-            path.unlink()
-            raise SystemExit(f"{s['file']}: sha256 {digest} is not the pinned {s['sha256']}")
-        paths.append(path)
+        paths.append(check_pinned(path, s))
     return paths
 
 

@@ -94,7 +94,6 @@ class Engine:
             self.notes.append(self.config_error)
         self.folder = IndexFolder(self.index_dir)
         self.notes.extend(self.folder.notes)
-        self.locked_by_other = self.folder.locked_by_other
         self._embedder = embedder
         self._cache: EmbeddingCache | None = None
         # One index pass at a time; requests do not take this lock: they read the last
@@ -117,6 +116,11 @@ class Engine:
         self.read_only = self.folder.read_only or self.parts.read_only
         self._indexer = Indexer(self.workspace, self.git, self.parts)
         self._lookups = Lookups(lambda: self.parts.reader, self.editor.exists)
+
+    @property
+    def locked_by_other(self) -> bool:
+        """Another process holds the index's writer lock: this one only reads."""
+        return self.folder.locked_by_other
 
     # -- resources -------------------------------------------------------------------------
     @property
