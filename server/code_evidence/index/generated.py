@@ -4,13 +4,15 @@ A file's own path and first lines say whether it declares itself generated (``fi
 this module decides what only the whole workspace can tell: a folder a manifest names as where
 the build writes (``package.json`` ``main``/``module``/``exports``/``files``/``types``, a clean
 script's ``rm -rf``, ``tsconfig.json`` ``outDir``), files ``.gitattributes`` marks
-``linguist-generated``, bundles (a ``sourceMappingURL`` line, a bundler banner), and *twins*: a
+``linguist-generated``, bundles (a ``sourceMappingURL`` line, a bundler banner), Go files a
+build constraint leaves out of a default build (``buildtags.py``), and *twins*: a
 file whose content is a near copy of another tracked file with the same name, such as a Deno
 or ESM mirror of ``src/``. Of two twins the copy is the one inside a build-output folder, else
 the deeper one; twins at the same depth are both left alone (two versions kept side by side are
 both source).
 
-Ranking demotes what is found here (``generated`` tag); ``include_generated = false`` does not
+Ranking demotes what is found here (``generated`` tag; a Go variant: ``build-variant``, a milder
+factor); ``include_generated = false`` does not
 drop it, since a project may keep its only readable copy there. Everything read is untrusted:
 manifests are parsed defensively and only paths inside the workspace count.
 """
@@ -25,6 +27,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from ..filekinds import file_flags, is_build_output_path, is_declaration_path
+from .buildtags import off_by_default
 from .jsonc import loads_jsonc
 
 GENERATED_META = "generated_files"  # the store's meta key holding the last finding
@@ -34,6 +37,9 @@ MANIFEST_OUTPUT = "build output named by a manifest"
 LINGUIST = "linguist-generated"
 BUNDLE = "bundle"
 TWIN = "copy of"  # followed by the source's path
+# A Go file its build constraint leaves out of a default build (``buildtags.py``): a variant
+# of another file, not a build output, so ranking gives it a milder factor of its own.
+BUILD_VARIANT = "left out of a default build"
 
 # Twins: at least this many distinct meaningful lines, this share of them shared.
 TWIN_MIN_LINES = 8
@@ -203,7 +209,7 @@ def find_generated(
 ) -> GeneratedFiles:
     """Build outputs and twins among ``paths``. ``manifests``: the text of ``package.json``,
     ``tsconfig*.json`` and the root ``.gitattributes`` by path; ``text_of``: a file's indexed
-    text (asked only for JavaScript files and files sharing a name with another).
+    text (asked only for JavaScript and Go files and files sharing a name with another).
 
     ``previous``: the finding before ``changed`` (paths written or removed since, with the same
     manifests): then only what they can move is read again (their own text, the name groups
@@ -224,6 +230,14 @@ def find_generated(
             text = text_of(p)
             if text and (_SOURCE_MAP.search(text[-2000:]) or _BUNDLE_HEAD.search(text[:600])):
                 reasons[p] = BUNDLE
+        elif p not in reasons and p.endswith(".go"):
+            if before is not None and p not in changed and before.get(p) in (None, BUILD_VARIANT):
+                if before.get(p) == BUILD_VARIANT:
+                    reasons[p] = BUILD_VARIANT
+                continue  # read last time, same text: the same constraint
+            text = text_of(p)
+            if text and off_by_default(text):
+                reasons[p] = BUILD_VARIANT
     if previous is None or before is None:
         source_of = _twins(known, reasons, text_of)
     else:

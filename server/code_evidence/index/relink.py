@@ -42,8 +42,8 @@ from .store import Store
 
 # Bumped when resolution or the build-output finding changes: the next pass relinks, fully.
 # 3: resolution of issue 17's languages; 4: same-package edges kept apart (package_edges), so a
-# pass can relink only what it moved.
-RESOLUTION_VERSION = "4"
+# pass can relink only what it moved; 5: Go files left out of a default build (buildtags.py).
+RESOLUTION_VERSION = "5"
 
 EPOCH_META = "links_epoch"  # the state the last resolver was built for (Linker)
 _DDL = (

@@ -27,11 +27,12 @@ FEATURE_TAGS = {
     "stack-frame",
     "error-message",
     "co-change",
+    "often-changed",
     "message-template",
     "raises",
     "open-file",
 }
-PENALTY_TAGS = {"test", "declaration", "open-file", "deprecated"}
+PENALTY_TAGS = {"test", "outside-source", "declaration", "open-file", "deprecated", "build-variant"}
 
 
 def explain_result(r: Evidence) -> str:

@@ -6,13 +6,14 @@ fusion without calibration. Every boost leaves a reason tag: an answer must say 
 
 from __future__ import annotations
 
+import math
 import posixpath
 import re
 
 from ..config import Config
-from ..filekinds import file_flags, is_declaration_path
+from ..filekinds import file_flags, is_declaration_path, is_outside_source
 from ..index.cochange import Partner
-from ..index.generated import GeneratedFiles
+from ..index.generated import BUILD_VARIANT, GeneratedFiles
 from . import templates
 from .candidate import Candidate
 from .declarations import DECLARATION_KIND
@@ -34,6 +35,20 @@ FRESH_HALF_LIFE_DAYS = 90.0
 FRESH_TAG_DAYS = 30.0
 DEPRECATED_FACTOR = 0.6  # marked deprecated and called by nothing in the workspace
 NON_CODE_FACTOR = 0.4  # docs and config rank below code unless the question is "explain"
+# Examples, benchmarks, docs folders and packaging glue (``filekinds.is_outside_source``): not
+# where a change goes, so secondary to the code they show, as tests are, unless the question's
+# headline asks about them or it asks how something works.
+OUTSIDE_SOURCE_FACTOR = 0.5
+_OUTSIDE_WORDS = frozenset(
+    {"example", "examples", "demo", "demos", "benchmark", "benchmarks", "bench", "doc", "docs"}
+    | {"documentation", "readme", "setup", "conftest", "noxfile", "fabfile", "packaging"}
+)
+# A Go file its build constraint leaves out of a default build, below the file it varies,
+# except beside the open file: one working in the package keeps its variants in step.
+BUILD_VARIANT_FACTOR = 0.5
+# Votes for the candidates' most often changed file, less on a log scale for the others (with
+# no open file: ``change_prior``).
+W_CHURN = 1.0
 
 
 _DEPRECATED = re.compile(r"@[Dd]eprecated|\bDeprecationWarning\b|\bdeprecated\b|@deprecated")
@@ -87,6 +102,24 @@ def in_scope(path: str, scopes: list[str]) -> bool:
     return False
 
 
+def asks_outside_source(qa: QueryAnalysis) -> bool:
+    """The headline names examples, benchmarks, docs or packaging, or the question is an
+    explanation (where an example is good evidence of how a thing is used)."""
+    if qa.intent == "explain":
+        return True
+    headline = next((line for line in qa.raw.splitlines() if line.strip()), "")
+    return bool(set(re.findall(r"[a-z]+", headline.lower())) & _OUTSIDE_WORDS)
+
+
+def change_prior(churn: dict[str, float] | None, editor: EditorState) -> dict[str, float]:
+    """path -> its churn on a log scale, 1 for the candidates' most changed file. Only without
+    an open file: with one, its co-change partners are the sharper use of the same history."""
+    if not churn or editor.open_file:
+        return {}
+    top = math.log1p(max(churn.values()))
+    return {p: math.log1p(n) / top for p, n in churn.items()} if top > 0 else {}
+
+
 def apply_features(
     cands: list[Candidate],
     qa: QueryAnalysis,
@@ -98,13 +131,15 @@ def apply_features(
     ages: dict[str, float] | None = None,
     cochange: dict[str, Partner] | None = None,
     generated: GeneratedFiles | None = None,
+    churn: dict[str, float] | None = None,
 ) -> list[Candidate]:
     """Filters always apply (they are policy, not ranking); boosts only when ``use_boosts``.
     Data the caller read for these candidates: ``caller_counts`` (name -> how many chunks call
     it, for the names of :func:`marked_deprecated` candidates) lets dead deprecated code sink;
     ``ages`` (path -> days since its last commit) feeds freshness; ``generated`` (the index
     pass's build outputs and twins) demotes copies below their sources; ``cochange`` (path ->
-    the open file's co-change partner) feeds the co-change feature."""
+    the open file's co-change partner) feeds the co-change feature; ``churn`` (path -> how often
+    git changed it, ``index/churn.py``) the change-frequency prior."""
     rc = cfg.ranking
     vote = 1.0 / (rc.rrf_k + 1)
     names = set(qa.names)
@@ -128,6 +163,8 @@ def apply_features(
         and not file_flags(editor.open_file, "")[0]
         and not qa.about_tests
     )
+    often = change_prior(churn, editor)
+    outside_ok = asks_outside_source(qa)
     out: list[Candidate] = []
     for c in cands:
         ch = c.stored.chunk
@@ -140,6 +177,9 @@ def apply_features(
         if ch.is_test and not qa.about_tests:
             c.factor *= cfg.ranking.test_penalty
             c.tag("test")
+        elif not outside_ok and ch.language != "text" and is_outside_source(ch.path):
+            c.factor *= OUTSIDE_SOURCE_FACTOR
+            c.tag("outside-source")
         # A C/C++ prototype (its score lent to the definition first: ``declarations.py``) or a
         # type declaration file ranks below the implementation unless the question asks about
         # declarations, headers or types.
@@ -153,8 +193,12 @@ def apply_features(
         # demoted when the question names the file by its path.
         named = any(ch.path == p or ch.path.endswith("/" + p) for p in qa.paths)
         if ch.path in built and ch.path != editor.open_file and not named:
-            c.factor *= rc.generated_factor
-            c.tag("generated")
+            if built[ch.path] != BUILD_VARIANT:
+                c.factor *= rc.generated_factor
+                c.tag("generated")
+            elif posixpath.dirname(ch.path) != open_dir:
+                c.factor *= BUILD_VARIANT_FACTOR
+                c.tag("build-variant")
         if not use_boosts:
             out.append(c)
             continue
@@ -227,6 +271,11 @@ def apply_features(
                 boost += rc.cochange_boost * partner.strength
                 c.cochange = partner
                 c.tag("co-change")
+        share = often.get(ch.path, 0.0)
+        if share > 0:
+            boost += W_CHURN * share
+            if share >= 0.5:
+                c.tag("often-changed")
         days = age.get(ch.path)
         if days is not None:
             # Half the vote at 90 days: code that just changed is more likely to change again.

@@ -23,6 +23,7 @@ from ..api import (
     StageTiming,
 )
 from ..config import Config
+from ..index import churn
 from ..index.lexical import LexicalIndex
 from ..index.store import Store, StoredChunk
 from ..index.vectors import VectorIndex
@@ -206,6 +207,9 @@ def answer(
         ),
         cochange=rec.cochange,
         generated=index.reader.generated_files(),
+        churn=churn.churn(index.reader, [c.stored.chunk.path for c in cands])
+        if not open_file
+        else None,
     )
     timings["features"] = StageTiming(len(cands), _ms(t0))
     t0 = time.perf_counter()
