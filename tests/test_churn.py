@@ -120,5 +120,5 @@ def test_examples_are_secondary_to_the_code_they_show(question: str, demoted: bo
     by_path = {c.stored.chunk.path: c for c in out}
     for path in ("examples/hooks.js", "setup.py"):
         assert ("outside-source" in by_path[path].reasons) is demoted
-        assert by_path[path].factor == (features.OUTSIDE_SOURCE_FACTOR if demoted else 1.0)
+        assert by_path[path].factor == (Config().ranking.outside_source_factor if demoted else 1.0)
     assert by_path["lib/hooks.js"].factor == 1.0

@@ -164,6 +164,14 @@ class RankingConfig:
     # Votes for a file the question's Conventional Commits scope names ("fix(router): ..."
     # -> router.go, "refactor(binding): ..." -> binding/): half an explicit path's.
     scope_boost: float = _key(0.5, 0.0, 100.0)
+    # Votes, with no open file, for the candidates' most often changed file in the git history,
+    # less on a log scale for the others (index/churn.py; tag often-changed).
+    change_prior_boost: float = _key(1.0, 0.0, 100.0)
+    # Examples, benchmarks, docs folders and packaging glue, for change questions whose
+    # headline does not ask about them (tag outside-source).
+    outside_source_factor: float = _key(0.5, 0.0, 1.0)
+    # Go files a build constraint leaves out of a default build (tag build-variant).
+    build_variant_factor: float = _key(0.5, 0.0, 1.0)
 
 
 @dataclass(frozen=True, slots=True)

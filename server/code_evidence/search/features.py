@@ -35,20 +35,13 @@ FRESH_HALF_LIFE_DAYS = 90.0
 FRESH_TAG_DAYS = 30.0
 DEPRECATED_FACTOR = 0.6  # marked deprecated and called by nothing in the workspace
 NON_CODE_FACTOR = 0.4  # docs and config rank below code unless the question is "explain"
-# Examples, benchmarks, docs folders and packaging glue (``filekinds.is_outside_source``): not
-# where a change goes, so secondary to the code they show, as tests are, unless the question's
-# headline asks about them or it asks how something works.
-OUTSIDE_SOURCE_FACTOR = 0.5
+# Examples, benchmarks, docs folders and packaging glue (``filekinds.is_outside_source``) are not
+# where a change goes: secondary to the code they show, as tests are (``outside_source_factor``),
+# unless the question's headline asks about them or it asks how something works.
 _OUTSIDE_WORDS = frozenset(
     {"example", "examples", "demo", "demos", "benchmark", "benchmarks", "bench", "doc", "docs"}
     | {"documentation", "readme", "setup", "conftest", "noxfile", "fabfile", "packaging"}
 )
-# A Go file its build constraint leaves out of a default build, below the file it varies,
-# except beside the open file: one working in the package keeps its variants in step.
-BUILD_VARIANT_FACTOR = 0.5
-# Votes for the candidates' most often changed file, less on a log scale for the others (with
-# no open file: ``change_prior``).
-W_CHURN = 1.0
 
 
 _DEPRECATED = re.compile(r"@[Dd]eprecated|\bDeprecationWarning\b|\bdeprecated\b|@deprecated")
@@ -178,7 +171,7 @@ def apply_features(
             c.factor *= cfg.ranking.test_penalty
             c.tag("test")
         elif not outside_ok and ch.language != "text" and is_outside_source(ch.path):
-            c.factor *= OUTSIDE_SOURCE_FACTOR
+            c.factor *= rc.outside_source_factor
             c.tag("outside-source")
         # A C/C++ prototype (its score lent to the definition first: ``declarations.py``) or a
         # type declaration file ranks below the implementation unless the question asks about
@@ -197,7 +190,8 @@ def apply_features(
                 c.factor *= rc.generated_factor
                 c.tag("generated")
             elif posixpath.dirname(ch.path) != open_dir:
-                c.factor *= BUILD_VARIANT_FACTOR
+                # Beside the open file its variants are kept in step with it: not demoted.
+                c.factor *= rc.build_variant_factor
                 c.tag("build-variant")
         if not use_boosts:
             out.append(c)
@@ -273,7 +267,7 @@ def apply_features(
                 c.tag("co-change")
         share = often.get(ch.path, 0.0)
         if share > 0:
-            boost += W_CHURN * share
+            boost += rc.change_prior_boost * share
             if share >= 0.5:
                 c.tag("often-changed")
         days = age.get(ch.path)
