@@ -29,13 +29,17 @@ DAY = 86400
 HEAD = 1_700_000_000
 
 
-def test_the_prior_is_a_log_share_of_the_most_changed_and_only_without_an_open_file() -> None:
+def test_the_prior_is_a_log_share_of_the_most_changed_for_questions_in_words() -> None:
     seen = {"a.go": 15.0, "b.go": 3.0, "c.go": 0.0}
-    prior = change_prior(seen, EditorState(None, None))
+    words = analyze("fix(binding): dereference pointer to struct")
+    prior = change_prior(seen, EditorState(None, None), words)
     assert prior["a.go"] == 1.0 and 0 < prior["b.go"] < 1.0 and prior["c.go"] == 0.0
-    assert change_prior(seen, EditorState("b.go", None)) == {}
-    assert change_prior({}, EditorState(None, None)) == {}
-    assert change_prior({"a.go": 0.0}, EditorState(None, None)) == {}
+    assert change_prior(seen, EditorState("b.go", None), words) == {}
+    assert change_prior({}, EditorState(None, None), words) == {}
+    assert change_prior({"a.go": 0.0}, EditorState(None, None), words) == {}
+    # A pasted error names its place by its own text.
+    error = analyze("RuntimeError: Working outside of application context.")
+    assert change_prior(seen, EditorState(None, None), error) == {}
 
 
 def test_churn_counts_focused_recent_commits() -> None:

@@ -104,10 +104,14 @@ def asks_outside_source(qa: QueryAnalysis) -> bool:
     return bool(set(re.findall(r"[a-z]+", headline.lower())) & _OUTSIDE_WORDS)
 
 
-def change_prior(churn: dict[str, float] | None, editor: EditorState) -> dict[str, float]:
-    """path -> its churn on a log scale, 1 for the candidates' most changed file. Only without
-    an open file: with one, its co-change partners are the sharper use of the same history."""
-    if not churn or editor.open_file:
+def change_prior(
+    churn: dict[str, float] | None, editor: EditorState, qa: QueryAnalysis
+) -> dict[str, float]:
+    """path -> its churn on a log scale, 1 for the candidates' most changed file. Only for a
+    question in words without an open file: with one, its co-change partners are the sharper
+    use of the same history; a pasted error or stack trace names its place by its own text,
+    and how often a file changed says nothing about where a message is raised."""
+    if not churn or editor.open_file or qa.intent == "fix-failure" or qa.frames or qa.messages:
         return {}
     top = math.log1p(max(churn.values()))
     return {p: math.log1p(n) / top for p, n in churn.items()} if top > 0 else {}
@@ -156,7 +160,7 @@ def apply_features(
         and not file_flags(editor.open_file, "")[0]
         and not qa.about_tests
     )
-    often = change_prior(churn, editor)
+    often = change_prior(churn, editor, qa)
     outside_ok = asks_outside_source(qa)
     out: list[Candidate] = []
     for c in cands:
