@@ -37,6 +37,10 @@ def test_the_prior_is_a_log_share_of_the_most_changed_for_questions_in_words() -
     assert change_prior(seen, EditorState("b.go", None), words) == {}
     assert change_prior({}, EditorState(None, None), words) == {}
     assert change_prior({"a.go": 0.0}, EditorState(None, None), words) == {}
+    # Every candidate changed alike (one commit of everything): no vote for anyone.
+    assert change_prior({"a.go": 2.0, "b.go": 2.0}, EditorState(None, None), words) == {}
+    low = change_prior({"a.go": 8.0, "b.go": 2.0, "c.go": 1.0}, EditorState(None, None), words)
+    assert low["c.go"] == 0.0 and 0 < low["b.go"] < low["a.go"] == 1.0
     # A pasted error names its place by its own text.
     error = analyze("RuntimeError: Working outside of application context.")
     assert change_prior(seen, EditorState(None, None), error) == {}
@@ -57,7 +61,7 @@ def test_churn_counts_focused_recent_commits() -> None:
     got = counts(db, HEAD, ["hot.go", "cold.go", "z.go", "never.go"])
     assert got["hot.go"] > 1.9 and 0.2 < got["cold.go"] < 0.3  # two years old: a quarter
     assert got["z.go"] < 0.1  # one file of a sweep of 41
-    assert "never.go" not in got
+    assert got["never.go"] == 0.0
 
 
 def write(root: Path, files: dict[str, str]) -> None:

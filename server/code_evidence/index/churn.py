@@ -25,8 +25,8 @@ from .store import Store
 
 
 def churn(store: Store, paths: Iterable[str]) -> dict[str, float]:
-    """path -> its recency-weighted count of focused commits, for those of ``paths`` git saw
-    change (a plain folder, or an index from before the history tables: empty)."""
+    """path -> its recency-weighted count of focused commits, 0 for a path git never saw in
+    one (a plain folder, or an index from before the history tables: empty)."""
     head_time = store.get_meta("history_head_time")
     if head_time is None:
         return {}
@@ -36,7 +36,7 @@ def churn(store: Store, paths: Iterable[str]) -> dict[str, float]:
 def counts(db: sqlite3.Connection, head: int, paths: Iterable[str]) -> dict[str, float]:
     """:func:`churn` on the co-change tables of ``db``, as seen from ``head`` (unix time)."""
     path_list = list(dict.fromkeys(paths))
-    out: dict[str, float] = {}
+    out = dict.fromkeys(path_list, 0.0)
     try:
         for i in range(0, len(path_list), 500):
             part = path_list[i : i + 500]
@@ -48,7 +48,7 @@ def counts(db: sqlite3.Connection, head: int, paths: Iterable[str]) -> dict[str,
             )
             for path, when, n_files in rows:
                 recency = 2.0 ** (-max(0, head - when) / 86400 / HALF_LIFE_DAYS)
-                out[path] = out.get(path, 0.0) + recency * commit_weight(n_files)
+                out[path] += recency * commit_weight(n_files)
     except sqlite3.OperationalError:  # an index from before these tables, read-only
         return {}
     return out

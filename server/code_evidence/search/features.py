@@ -107,14 +107,19 @@ def asks_outside_source(qa: QueryAnalysis) -> bool:
 def change_prior(
     churn: dict[str, float] | None, editor: EditorState, qa: QueryAnalysis
 ) -> dict[str, float]:
-    """path -> its churn on a log scale, 1 for the candidates' most changed file. Only for a
+    """path -> its churn on a log scale between the candidates' least changed file (0) and
+    their most changed (1); nothing when they all changed alike (a one-commit repository), since
+    a vote every candidate gets says nothing and only flattens the scores. Only for a
     question in words without an open file: with one, its co-change partners are the sharper
     use of the same history; a pasted error or stack trace names its place by its own text,
     and how often a file changed says nothing about where a message is raised."""
     if not churn or editor.open_file or qa.intent == "fix-failure" or qa.frames or qa.messages:
         return {}
-    top = math.log1p(max(churn.values()))
-    return {p: math.log1p(n) / top for p, n in churn.items()} if top > 0 else {}
+    low = math.log1p(min(churn.values()))
+    span = math.log1p(max(churn.values())) - low
+    if span <= 0:
+        return {}
+    return {p: (math.log1p(n) - low) / span for p, n in churn.items()}
 
 
 def apply_features(
