@@ -9,6 +9,7 @@ import pytest
 from tokenizers import Tokenizer
 
 from code_evidence.api import Chunk
+from code_evidence.models import embedder as embedder_module
 from code_evidence.models.embed_cache import (
     CACHE_FILE,
     EmbeddingCache,
@@ -139,6 +140,26 @@ def test_count_tokens_long_text_is_exact(embedder: Embedder) -> None:
     for text in ("\n".join(lines), no_newlines):
         expected = len(reference.encode(text, add_special_tokens=False).ids)
         assert embedder.count_tokens(text) == expected
+
+
+def test_count_tokens_remembers_lines_and_stays_exact(embedder: Embedder) -> None:
+    """Counted line by line with each line's count remembered: the same totals as the whole
+    text tokenized at once, on this package's source (asked twice: cold, then from memory),
+    on packs made of its pieces, and on text with CJK, accents, tabs and carriage returns."""
+    import random
+
+    reference = Tokenizer.from_file(str(TOKENIZER_PATH))
+    reference.no_truncation()
+    reference.no_padding()
+    counter = Embedder()  # its own memory of lines, cold
+    root = Path(embedder_module.__file__).parents[1]
+    texts = [p.read_text(encoding="utf-8") for p in sorted(root.rglob("*.py"))][:60]
+    rng = random.Random(3)
+    texts += ["\n\n".join(rng.sample(texts, 3)) for _ in range(10)]
+    texts += ["缓存的键\r\n\tcafé  naïve\n\n", "a\u0000b\u200bc\n", "\n", "  \n  x"]
+    for text in texts + texts:
+        expected = len(reference.encode(text, add_special_tokens=False).ids)
+        assert counter.count_tokens(text) == expected
 
 
 def test_model_id(tmp_path: Path) -> None:
