@@ -25,6 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..api import Evidence
+from . import crosslingual
 from .query import QueryAnalysis
 
 
@@ -49,6 +50,7 @@ VERBATIM_TAGS = (
 _TEXT_CHANNELS = ("bm25", "vector")
 _WORD_RE = re.compile(r"[a-z0-9]+")
 MAX_TERMS = 40  # the question's terms looked up in the index, at most
+RARE = 2  # a term in at most this many chunks is rare in the workspace
 # A quoted phrase that must be found: words in double or single quotes (not an apostrophe's
 # span, not code: a change request quotes code that may not exist yet).
 _PHRASE_RE = re.compile(r"(?<!\w)\"([^\"\n]{8,200})\"|(?<!\w)'([^'\n]{8,200})'(?!\w)")
@@ -72,6 +74,10 @@ def must_find(qa: QueryAnalysis) -> list[str]:
     return list(dict.fromkeys(phrases))
 
 
+def _squash(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, x))))
+
+
 def _inverse_rank(scores: Mapping[str, float], channel: str) -> float:
     rank = scores.get(f"{channel}_rank")
     return 1.0 / rank if rank else 0.0
@@ -79,15 +85,23 @@ def _inverse_rank(scores: Mapping[str, float], channel: str) -> float:
 
 def vocabulary(qa: QueryAnalysis, doc_freq: Callable[[str], int] | None) -> dict[str, float]:
     """How much of the question the workspace's text knows at all: the share of its BM25 terms,
-    and of its names, that some chunk holds. Another project's question is mostly words this
-    one never uses, whatever the ranking makes of the rest. Without the lexical index: 1."""
+    and of its names, that some chunk holds; the share of the names it holds nowhere (0 for a
+    question naming nothing: unlike ``known_names`` it is not 1 by default, so a named
+    identifier missing everywhere weighs on its own); and the share of its terms that are rare
+    here (in at most :data:`RARE` chunks, or none). Another project's question is mostly words
+    this one never uses, whatever the ranking makes of the rest. Each distinct word is looked
+    up once. Without the lexical index: everything known."""
     terms = list(dict.fromkeys(t for t in qa.terms if len(t) >= 3))[:MAX_TERMS]
     names = list(dict.fromkeys(n.lower() for n in qa.names))[:MAX_TERMS]
     if doc_freq is None:
-        return {"known_terms": 1.0, "known_names": 1.0}
+        return {"known_terms": 1.0, "known_names": 1.0, "names_missing": 0.0, "rare_terms": 0.0}
+    df = {w: doc_freq(w) for w in dict.fromkeys([*terms, *names])}
+    missing = sum(1 for n in names if df[n] == 0) / len(names) if names else 0.0
     return {
-        "known_terms": sum(1 for t in terms if doc_freq(t) > 0) / len(terms) if terms else 1.0,
-        "known_names": sum(1 for n in names if doc_freq(n) > 0) / len(names) if names else 1.0,
+        "known_terms": sum(1 for t in terms if df[t] > 0) / len(terms) if terms else 1.0,
+        "known_names": 1.0 - missing if names else 1.0,
+        "names_missing": missing,
+        "rare_terms": sum(1 for t in terms if df[t] <= RARE) / len(terms) if terms else 0.0,
     }
 
 
@@ -119,6 +133,9 @@ def signals(
     words = set(_WORD_RE.findall(" ".join(qa.terms).lower()))
     first_words = set(_WORD_RE.findall(first.text.lower()))
     top_words = set(_WORD_RE.findall(" ".join(texts).lower()))
+    han = crosslingual.han_share(qa.raw)
+    crossed = [e for e in top if "cross" in e.scores]
+    cross_other = [e.scores["cross"] for e in crossed if e.path != first.path]
     return {
         "cos_max": max(cosines, default=0.0),
         "cos_first": first.scores.get("cosine", 0.0),
@@ -130,6 +147,13 @@ def signals(
         "graph_first": max(other_channels, default=0.0),
         "channels_first": min(1.0, channels / 3),
         "rerank_first": min(1.0, max(0.0, first.scores.get("rerank", 0.0))),
+        # The cross-encoder's own reading of the first result (its logit, squashed), and how
+        # far it stands above its best reading of another file: absolute, unlike the ranks.
+        "cross_first": _squash(first.scores["cross"]) if "cross" in first.scores else 0.0,
+        "cross_gap": _squash(first.scores["cross"] - max(cross_other))
+        if "cross" in first.scores and cross_other
+        else 0.0,
+        "no_cross": 0.0 if crossed else 1.0,
         "margin_file": max(0.0, min(1.0, (first.score - runner_up) / best)),
         "separation": max(0.0, min(1.0, (first.score - tenth) / best)),
         "first_file_share": sum(1 for e in top[:5] if e.path == first.path) / 5,
@@ -144,6 +168,11 @@ def signals(
         "words_top": len(words & top_words) / len(words) if words else 0.0,
         "co_change_first": float("co-change" in first.reasons),
         "test_first": float("test" in first.reasons),
+        # A Chinese question, and one the English-only models sat out (no cosine in the top
+        # results: the pipeline's step-aside on code documented in Chinese): the signals
+        # above then come from words and structure alone.
+        "han": han,
+        "models_aside": float(not cosines and han >= crosslingual.MODELS_HAN_SHARE),
         **vocabulary(qa, doc_freq),
     }
 
@@ -152,6 +181,9 @@ def signals(
 # switched off, an index still embedding, or the models stepping aside for text they cannot
 # read). Zeros there would read as "far from the question"; the fit saw no such answers.
 VECTOR_SIGNALS = ("cos_max", "cos_first", "vector_first")
+# The same for the cross-encoder: unobserved when it did not run (switched off, cut by the
+# interactive clock before the first result, or stepping aside).
+CROSS_SIGNALS = ("cross_first", "cross_gap")
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +200,8 @@ class ConfidenceModel:
     def probability(self, sig: Mapping[str, float]) -> float:
         if sig.get("no_vector") and self.means:
             sig = {**sig, **{k: self.means[k] for k in VECTOR_SIGNALS if k in self.means}}
+        if sig.get("no_cross") and self.means:
+            sig = {**sig, **{k: self.means[k] for k in CROSS_SIGNALS if k in self.means}}
         z = self.intercept + sum(w * sig.get(name, 0.0) for name, w in self.weights.items())
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
