@@ -186,16 +186,28 @@ VECTOR_SIGNALS = ("cos_max", "cos_first", "vector_first")
 CROSS_SIGNALS = ("cross_first", "cross_gap")
 
 
+def line_family(sig: Mapping[str, float]) -> str:
+    """Which refusal line judges an answer: ``python`` when its first result is Python code,
+    ``other`` otherwise (see ``ConfidenceModel.offsets``)."""
+    return "python" if sig.get("python") else "other"
+
+
 @dataclass(frozen=True, slots=True)
 class ConfidenceModel:
     """Logistic weights over :func:`signals`, and the refusal line fitted with them.
     ``means``: each vector signal's mean over the answers the fit saw, put in its place when
-    it is unobserved (mean imputation: such an answer is judged on everything else)."""
+    it is unobserved (mean imputation: such an answer is judged on everything else).
+    ``offsets``: added to the configured line for the answers of a :func:`line_family`, when
+    the fit chose one line per family (empty: one line for all)."""
 
     intercept: float
     weights: dict[str, float]
     line: float
     means: dict[str, float] = field(default_factory=dict)
+    offsets: dict[str, float] = field(default_factory=dict)
+
+    def line_for(self, sig: Mapping[str, float], configured: float) -> float:
+        return configured + self.offsets.get(line_family(sig), 0.0)
 
     def probability(self, sig: Mapping[str, float]) -> float:
         if sig.get("no_vector") and self.means:
@@ -209,13 +221,15 @@ class ConfidenceModel:
     def from_json(cls, data: Mapping[str, object]) -> ConfidenceModel:
         weights = data["weights"]
         means = data.get("signal_means", {})
-        if not isinstance(weights, dict) or not isinstance(means, dict):
-            raise ValueError("confidence model: 'weights' or 'signal_means' is not a map")
+        offsets = data.get("line_offsets", {})
+        if not all(isinstance(m, dict) for m in (weights, means, offsets)):
+            raise ValueError("confidence model: 'weights', 'signal_means' or 'line_offsets'")
         return cls(
             float(data["intercept"]),  # type: ignore[arg-type]
-            {str(k): float(v) for k, v in weights.items()},
+            {str(k): float(v) for k, v in weights.items()},  # type: ignore[union-attr]
             float(data["line"]),  # type: ignore[arg-type]
-            {str(k): float(v) for k, v in means.items()},
+            {str(k): float(v) for k, v in means.items()},  # type: ignore[union-attr]
+            {str(k): float(v) for k, v in offsets.items()},  # type: ignore[union-attr]
         )
 
 
@@ -240,7 +254,10 @@ def judge(
     yet."""
     if not top:
         return Verdict(0.0, True, "nothing in the index matches the query")
-    confidence = (model or shipped()).probability(signals(qa, open_file, top, doc_freq))
+    model = model or shipped()
+    sig = signals(qa, open_file, top, doc_freq)
+    confidence = model.probability(sig)
+    threshold = model.line_for(sig, threshold)
     strict = must_find(qa)
     if strict and not any(s in e.text for e in top[:TOP] for s in strict):
         return Verdict(
