@@ -50,6 +50,7 @@ VERBATIM_TAGS = (
 _TEXT_CHANNELS = ("bm25", "vector")
 _WORD_RE = re.compile(r"[a-z0-9]+")
 MAX_TERMS = 40  # the question's terms looked up in the index, at most
+_STEM = 5  # letters a word is matched on in explained()
 RARE = 2  # a term in at most this many chunks is rare in the workspace
 # A quoted phrase that must be found: words in double or single quotes (not an apostrophe's
 # span, not code: a change request quotes code that may not exist yet).
@@ -83,18 +84,54 @@ def _inverse_rank(scores: Mapping[str, float], channel: str) -> float:
     return 1.0 / rank if rank else 0.0
 
 
-def vocabulary(qa: QueryAnalysis, doc_freq: Callable[[str], int] | None) -> dict[str, float]:
+def _weight(df: int) -> float:
+    """How much a term says about where the answer is: 1 for a word no chunk holds, falling
+    with the number of chunks that hold it (an inverse document frequency that needs no
+    corpus size)."""
+    return 1.0 / math.log2(2 + df)
+
+
+def explained(terms: Sequence[str], df: Mapping[str, int], texts: Sequence[str]) -> float:
+    """The share of the question's information (its terms weighted by :func:`_weight`) that
+    ``texts`` hold: an answer that matches only the question's common words ("fix", "default")
+    explains little of it, whatever its rank. Words match on their first :data:`_STEM`
+    letters ("blueprints" and "blueprint"), as cheap as a set lookup."""
+    total = sum(_weight(df[t]) for t in terms)
+    if not total:
+        return 0.0
+    stems = {w[:_STEM] for w in _WORD_RE.findall(" ".join(texts).lower())}
+    held = sum(
+        _weight(df[t]) for t in terms if {w[:_STEM] for w in _WORD_RE.findall(t.lower())} <= stems
+    )
+    return held / total
+
+
+def vocabulary(
+    qa: QueryAnalysis,
+    doc_freq: Callable[[str], int] | None,
+    first: str = "",
+    top: Sequence[str] = (),
+) -> dict[str, float]:
     """How much of the question the workspace's text knows at all: the share of its BM25 terms,
     and of its names, that some chunk holds; the share of the names it holds nowhere (0 for a
     question naming nothing: unlike ``known_names`` it is not 1 by default, so a named
     identifier missing everywhere weighs on its own); and the share of its terms that are rare
     here (in at most :data:`RARE` chunks, or none). Another project's question is mostly words
-    this one never uses, whatever the ranking makes of the rest. Each distinct word is looked
-    up once. Without the lexical index: everything known."""
+    this one never uses, whatever the ranking makes of the rest. And how much of the
+    question's information the first result (``first``) and the top results (``top``) hold
+    (:func:`explained`). Each distinct word is looked up once. Without the lexical index:
+    everything known, and half explained."""
     terms = list(dict.fromkeys(t for t in qa.terms if len(t) >= 3))[:MAX_TERMS]
     names = list(dict.fromkeys(n.lower() for n in qa.names))[:MAX_TERMS]
     if doc_freq is None:
-        return {"known_terms": 1.0, "known_names": 1.0, "names_missing": 0.0, "rare_terms": 0.0}
+        return {
+            "known_terms": 1.0,
+            "known_names": 1.0,
+            "names_missing": 0.0,
+            "rare_terms": 0.0,
+            "explained_first": 0.5,
+            "explained_top": 0.5,
+        }
     df = {w: doc_freq(w) for w in dict.fromkeys([*terms, *names])}
     missing = sum(1 for n in names if df[n] == 0) / len(names) if names else 0.0
     return {
@@ -102,6 +139,8 @@ def vocabulary(qa: QueryAnalysis, doc_freq: Callable[[str], int] | None) -> dict
         "known_names": 1.0 - missing if names else 1.0,
         "names_missing": missing,
         "rare_terms": sum(1 for t in terms if df[t] <= RARE) / len(terms) if terms else 0.0,
+        "explained_first": explained(terms, df, [first]),
+        "explained_top": explained(terms, df, top),
     }
 
 
@@ -173,7 +212,7 @@ def signals(
         # above then come from words and structure alone.
         "han": han,
         "models_aside": float(not cosines and han >= crosslingual.MODELS_HAN_SHARE),
-        **vocabulary(qa, doc_freq),
+        **vocabulary(qa, doc_freq, first.text, texts),
     }
 
 
