@@ -47,7 +47,12 @@ from pathlib import Path
 
 import numpy as np
 
-from code_evidence.search.verdict import CROSS_SIGNALS, VECTOR_SIGNALS, line_family
+from code_evidence.search.verdict import (
+    CROSS_SIGNALS,
+    VECTOR_SIGNALS,
+    ConfidenceModel,
+    line_family,
+)
 
 MODEL_PATH = (
     Path(__file__).resolve().parent.parent / "server/code_evidence/search/confidence_model.json"
@@ -425,6 +430,12 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="comma-separated signals to fit on (default: every signal the report carries)",
     )
+    ap.add_argument(
+        "--model",
+        type=Path,
+        default=None,
+        help="also score every case with this model file (e.g. the shipped one) at its line",
+    )
     ap.add_argument("--write", action="store_true", help="store the weights fitted on all")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
@@ -455,6 +466,17 @@ def main(argv: list[str] | None = None) -> int:
         [(r, p) for r, p, _ in shipped],
         group_numbers(shipped),
     )
+    if args.model:
+        given = ConfidenceModel.from_json(json.loads(args.model.read_text(encoding="utf-8")))
+        rescored = [
+            (r, given.probability(r.signals), {ALL: given.line_for(r.signals, given.line)})
+            for r in data
+        ]
+        show(
+            f"{args.model} on these answers (in-sample where it was fitted on them)",
+            [(r, p) for r, p, _ in rescored],
+            group_numbers(rescored),
+        )
     held, lines = leave_one_project_out(data, settings)
     print(f"\nleave-one-project-out lines: {lines}")
     held_numbers = group_numbers(held)
