@@ -121,17 +121,15 @@ def test_an_answer_without_vectors_is_judged_on_the_rest_not_read_as_far_from_th
     """Vectors off, an index still embedding, or the models stepping aside for Chinese text:
     the cosine signals are unobserved, so the shipped means stand in for them."""
     model = verdict.shipped()
-    assert set(verdict.VECTOR_SIGNALS) <= set(model.means)
-    assert set(model.means) <= {*verdict.VECTOR_SIGNALS, *verdict.CROSS_SIGNALS}
+    assert set(model.means) == {*verdict.VECTOR_SIGNALS, *verdict.CROSS_SIGNALS}
     qa = analyze("where is compute_cart_total")
     with_vectors = verdict.signals(qa, None, strong())
     without = verdict.signals(qa, None, [without_vectors(e) for e in strong()])
     assert without["no_vector"] == 1.0 and without["cos_max"] == 0.0
     imputed = {**without, **model.means}
     assert model.probability(without) == pytest.approx(model.probability(imputed))
-    zeros = verdict.ConfidenceModel(
-        model.intercept, model.weights, model.line, {k: 0.0 for k in verdict.CROSS_SIGNALS}
-    )
+    cross_means = {k: v for k, v in model.means.items() if k in verdict.CROSS_SIGNALS}
+    zeros = verdict.ConfidenceModel(model.intercept, model.weights, model.line, cross_means)
     assert model.probability(without) > zeros.probability(without)
     assert model.probability(with_vectors) == zeros.probability(with_vectors)
 
@@ -177,3 +175,33 @@ def test_a_family_offset_moves_the_line_for_that_family_only() -> None:
     # The same evidence: refused as Python only when its confidence is under 0.2 + 0.5.
     assert p.insufficient == (p.confidence < 0.7)
     assert o.insufficient == (o.confidence < 0.2)
+
+
+def test_the_vocabulary_signals_read_what_the_workspace_holds() -> None:
+    """A name held nowhere, rare words, and how much of the question's information the first
+    result holds (rare words weigh more than common ones); each word looked up once."""
+    df = {"compute_cart_total": 0, "compute": 40, "cart": 2, "total": 90, "summed": 0}
+    asked: list[str] = []
+
+    def doc_freq(term: str) -> int:
+        asked.append(term)
+        return df.get(term, 50)
+
+    qa = analyze("where is compute_cart_total summed over the cart items")
+    sig = verdict.vocabulary(qa, doc_freq, "def cart_price(cart): ...", [])
+    assert sig["names_missing"] == 1.0 and sig["known_names"] == 0.0
+    assert 0.0 < sig["rare_terms"] < 1.0
+    assert len(asked) == len(set(asked))
+    common = verdict.vocabulary(qa, doc_freq, "total = compute(x)", [])
+    assert sig["explained_first"] > common["explained_first"]  # "cart" is rarer than both
+    assert verdict.vocabulary(qa, None)["names_missing"] == 0.0
+
+
+def test_a_chinese_question_the_models_sat_out_is_marked_so() -> None:
+    zh = analyze("在哪里计算购物车的总价")
+    assert verdict.signals(zh, None, strong())["han"] > 0.5
+    assert verdict.signals(zh, None, strong())["models_aside"] == 0.0
+    aside = verdict.signals(zh, None, [without_vectors(e) for e in strong()])
+    assert aside["models_aside"] == 1.0
+    english = verdict.signals(analyze(QUESTION), None, [without_vectors(e) for e in strong()])
+    assert english["han"] == 0.0 and english["models_aside"] == 0.0
