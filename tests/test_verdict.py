@@ -188,11 +188,11 @@ def test_the_vocabulary_signals_read_what_the_workspace_holds() -> None:
         return df.get(term, 50)
 
     qa = analyze("where is compute_cart_total summed over the cart items")
-    sig = verdict.vocabulary(qa, doc_freq, "def cart_price(cart): ...", [])
+    sig = verdict.vocabulary(qa, doc_freq, {"def", "cart_price", "cart"})
     assert sig["names_missing"] == 1.0 and sig["known_names"] == 0.0
     assert 0.0 < sig["rare_terms"] < 1.0
     assert len(asked) == len(set(asked))
-    common = verdict.vocabulary(qa, doc_freq, "total = compute(x)", [])
+    common = verdict.vocabulary(qa, doc_freq, {"total", "compute", "x"})
     assert sig["explained_first"] > common["explained_first"]  # "cart" is rarer than both
     assert verdict.vocabulary(qa, None)["names_missing"] == 0.0
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -91,15 +91,15 @@ def _weight(df: int) -> float:
     return 1.0 / math.log2(2 + df)
 
 
-def explained(terms: Sequence[str], df: Mapping[str, int], texts: Sequence[str]) -> float:
+def explained(terms: Sequence[str], df: Mapping[str, int], stems: set[str]) -> float:
     """The share of the question's information (its terms weighted by :func:`_weight`) that
-    ``texts`` hold: an answer that matches only the question's common words ("fix", "default")
-    explains little of it, whatever its rank. Words match on their first :data:`_STEM`
-    letters ("blueprints" and "blueprint"), as cheap as a set lookup."""
+    results whose words start with ``stems`` hold: an answer that matches only the
+    question's common words ("fix", "default") explains little of it, whatever its rank.
+    Words match on their first :data:`_STEM` letters ("blueprints" and "blueprint"), as cheap
+    as a set lookup."""
     total = sum(_weight(df[t]) for t in terms)
     if not total:
         return 0.0
-    stems = {w[:_STEM] for w in _WORD_RE.findall(" ".join(texts).lower())}
     held = sum(
         _weight(df[t]) for t in terms if {w[:_STEM] for w in _WORD_RE.findall(t.lower())} <= stems
     )
@@ -109,8 +109,8 @@ def explained(terms: Sequence[str], df: Mapping[str, int], texts: Sequence[str])
 def vocabulary(
     qa: QueryAnalysis,
     doc_freq: Callable[[str], int] | None,
-    first: str = "",
-    top: Sequence[str] = (),
+    first: Set[str] = frozenset(),
+    top: Set[str] = frozenset(),
 ) -> dict[str, float]:
     """How much of the question the workspace's text knows at all: the share of its BM25 terms,
     and of its names, that some chunk holds; the share of the names it holds nowhere (0 for a
@@ -118,9 +118,9 @@ def vocabulary(
     identifier missing everywhere weighs on its own); and the share of its terms that are rare
     here (in at most :data:`RARE` chunks, or none). Another project's question is mostly words
     this one never uses, whatever the ranking makes of the rest. And how much of the
-    question's information the first result (``first``) and the top results (``top``) hold
-    (:func:`explained`). Each distinct word is looked up once. Without the lexical index:
-    everything known, and half explained."""
+    question's information the first result and the top results hold (:func:`explained`;
+    ``first`` and ``top``: their words, lowercased). Each distinct word is looked up once.
+    Without the lexical index: everything known, and half explained."""
     terms = list(dict.fromkeys(t for t in qa.terms if len(t) >= 3))[:MAX_TERMS]
     names = list(dict.fromkeys(n.lower() for n in qa.names))[:MAX_TERMS]
     if doc_freq is None:
@@ -139,8 +139,8 @@ def vocabulary(
         "known_names": 1.0 - missing if names else 1.0,
         "names_missing": missing,
         "rare_terms": sum(1 for t in terms if df[t] <= RARE) / len(terms) if terms else 0.0,
-        "explained_first": explained(terms, df, [first]),
-        "explained_top": explained(terms, df, top),
+        "explained_first": explained(terms, df, {w[:_STEM] for w in first}),
+        "explained_top": explained(terms, df, {w[:_STEM] for w in top}),
     }
 
 
@@ -170,8 +170,10 @@ def signals(
     texts = [e.text for e in top]
     found = sum(1 for n in names if any(n in t for t in texts))
     words = set(_WORD_RE.findall(" ".join(qa.terms).lower()))
-    first_words = set(_WORD_RE.findall(first.text.lower()))
-    top_words = set(_WORD_RE.findall(" ".join(texts).lower()))
+    # Each result's text read into words once: the word and vocabulary signals share them.
+    word_sets = [set(_WORD_RE.findall(t.lower())) for t in texts]
+    first_words = word_sets[0]
+    top_words = set().union(*word_sets)
     han = crosslingual.han_share(qa.raw)
     crossed = [e for e in top if "cross" in e.scores]
     cross_other = [e.scores["cross"] for e in crossed if e.path != first.path]
@@ -212,7 +214,7 @@ def signals(
         # above then come from words and structure alone.
         "han": han,
         "models_aside": float(not cosines and han >= crosslingual.MODELS_HAN_SHARE),
-        **vocabulary(qa, doc_freq, first.text, texts),
+        **vocabulary(qa, doc_freq, first_words, top_words),
     }
 
 
