@@ -51,6 +51,7 @@ from code_evidence.search.verdict import (
     CROSS_SIGNALS,
     VECTOR_SIGNALS,
     ConfidenceModel,
+    imputed,
     line_family,
 )
 
@@ -174,18 +175,26 @@ def chinese_rows(report: dict) -> list[Row]:
 # ------------------------------------------------------------------------------------- model
 
 
-def matrix(rs: Sequence[Row], names: Sequence[str]) -> np.ndarray:
-    return np.array([[r.signals.get(n, 0.0) for n in names] for r in rs], dtype=float)
+def matrix(
+    rs: Sequence[Row], names: Sequence[str], means: Mapping[str, float] | None = None
+) -> np.ndarray:
+    """The signals as the verdict reads them: unobserved ones replaced by ``means``."""
+    sigs = [imputed(r.signals, means) if means else r.signals for r in rs]
+    return np.array([[sig.get(n, 0.0) for n in names] for sig in sigs], dtype=float)
 
 
 def fit(
-    rs: Sequence[Row], names: Sequence[str], l2: float, unanswerable_weight: float = 1.0
+    rs: Sequence[Row],
+    names: Sequence[str],
+    l2: float,
+    unanswerable_weight: float = 1.0,
+    means: Mapping[str, float] | None = None,
 ) -> tuple[float, np.ndarray]:
     """Logistic regression by Newton steps; the intercept is not penalised; each unanswerable
     case counts ``unanswerable_weight`` times. Rows of the ``NOT_FITTED`` groups are left out
     here (they are still predicted and measured)."""
     rs = [r for r in rs if not r.group.startswith(NOT_FITTED)]
-    x = np.hstack([np.ones((len(rs), 1)), matrix(rs, names)])
+    x = np.hstack([np.ones((len(rs), 1)), matrix(rs, names, means)])
     y = np.array([float(r.right) for r in rs])
     weight = np.array([1.0 if r.answerable else unanswerable_weight for r in rs])
     w = np.zeros(x.shape[1])
@@ -202,9 +211,14 @@ def fit(
     return float(w[0]), w[1:]
 
 
-def predict(model: tuple[float, np.ndarray], rs: Sequence[Row], names: Sequence[str]) -> np.ndarray:
+def predict(
+    model: tuple[float, np.ndarray],
+    rs: Sequence[Row],
+    names: Sequence[str],
+    means: Mapping[str, float] | None = None,
+) -> np.ndarray:
     b, w = model
-    return 1.0 / (1.0 + np.exp(-np.clip(b + matrix(rs, names) @ w, -30, 30)))
+    return 1.0 / (1.0 + np.exp(-np.clip(b + matrix(rs, names, means) @ w, -30, 30)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,7 +234,12 @@ class Settings:
     per_family: bool = False
 
     def fit(self, rs: Sequence[Row]) -> tuple[float, np.ndarray]:
-        return fit(rs, self.names, self.l2, self.unanswerable_weight)
+        return fit(rs, self.names, self.l2, self.unanswerable_weight, signal_means(rs))
+
+    def scores(self, train: Sequence[Row], test: Sequence[Row]) -> np.ndarray:
+        """``test`` scored by the weights fitted on ``train``, unobserved signals imputed with
+        ``train``'s means, as the shipped model will read them."""
+        return predict(self.fit(train), test, self.names, signal_means(train))
 
 
 # ------------------------------------------------------------------------------ refusal line
@@ -295,7 +314,7 @@ def out_of_project(rs: list[Row], s: Settings, projects: Iterable[str]) -> list[
         test = [r for r in rs if r.project == p]
         if not train or not test:
             continue
-        scored += zip(test, predict(s.fit(train), test, s.names), strict=True)
+        scored += zip(test, s.scores(train, test), strict=True)
     return scored
 
 
@@ -310,7 +329,7 @@ def leave_one_project_out(
         inner = out_of_project(others, s, [q for q in projects if q != p])
         lines[p] = choose_lines(inner, s)
         test = [r for r in rs if r.project == p]
-        probs = predict(s.fit(others), test, s.names)
+        probs = s.scores(others, test)
         held += [(r, float(q), lines[p]) for r, q in zip(test, probs, strict=True)]
     return held, lines
 

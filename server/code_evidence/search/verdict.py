@@ -227,6 +227,16 @@ VECTOR_SIGNALS = ("cos_max", "cos_first", "vector_first")
 CROSS_SIGNALS = ("cross_first", "cross_gap")
 
 
+def imputed(sig: Mapping[str, float], means: Mapping[str, float]) -> Mapping[str, float]:
+    """``sig`` with its unobserved model signals (no cosine, no cross-encoder score) replaced
+    by ``means``: the fit reads its training answers the same way (``confidence_fit.py``)."""
+    if sig.get("no_vector"):
+        sig = {**sig, **{k: means[k] for k in VECTOR_SIGNALS if k in means}}
+    if sig.get("no_cross"):
+        sig = {**sig, **{k: means[k] for k in CROSS_SIGNALS if k in means}}
+    return sig
+
+
 def line_family(sig: Mapping[str, float]) -> str:
     """Which refusal line judges an answer: ``python`` when its first result is Python code,
     ``other`` otherwise (see ``ConfidenceModel.offsets``)."""
@@ -251,10 +261,7 @@ class ConfidenceModel:
         return configured + self.offsets.get(line_family(sig), 0.0)
 
     def probability(self, sig: Mapping[str, float]) -> float:
-        if sig.get("no_vector") and self.means:
-            sig = {**sig, **{k: self.means[k] for k in VECTOR_SIGNALS if k in self.means}}
-        if sig.get("no_cross") and self.means:
-            sig = {**sig, **{k: self.means[k] for k in CROSS_SIGNALS if k in self.means}}
+        sig = imputed(sig, self.means)
         z = self.intercept + sum(w * sig.get(name, 0.0) for name, w in self.weights.items())
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
