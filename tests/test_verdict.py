@@ -205,3 +205,17 @@ def test_a_chinese_question_the_models_sat_out_is_marked_so() -> None:
     assert aside["models_aside"] == 1.0
     english = verdict.signals(analyze(QUESTION), None, [without_vectors(e) for e in strong()])
     assert english["han"] == 0.0 and english["models_aside"] == 0.0
+
+
+def test_the_fit_reads_unobserved_signals_as_the_shipped_model_does() -> None:
+    """A training answer without vectors is imputed with the training means, so a model
+    written from the fit scores it as the fit did."""
+    rows = [row(p, right=bool(i % 2), cos_max=0.3 + 0.4 * (i % 2)) for p in "ab" for i in range(40)]
+    rows += [row("a", right=True, cos_max=0.0, no_vector=1.0) for _ in range(10)]
+    names = ("cos_max", "no_vector")
+    settings = confidence_fit.Settings(names)
+    b, w = settings.fit(rows)
+    means = confidence_fit.signal_means(rows)
+    shipped = verdict.ConfidenceModel(b, dict(zip(names, map(float, w), strict=True)), 0.5, means)
+    fitted = settings.scores(rows, rows[-1:])[0]
+    assert shipped.probability(rows[-1].signals) == pytest.approx(fitted)
