@@ -5,7 +5,10 @@ small logistic model from signals the answer already carries: how close the best
 the question in embedding space, whether the first file leads in several recall channels at
 once, how far it stands above the next file, verbatim matches (identifier, quoted text, path,
 stack frame, error message), how many of the question's names and words the top results hold,
-the kind of question and whether a file is open. The weights are fitted leave-one-project-out
+what the workspace does not know at all (names no chunk holds, rare words, how much of the
+question's information the first result explains), the cross-encoder's own score, whether the
+question is Chinese and the English-only models sat it out, the kind of question and whether
+a file is open. The weights are fitted leave-one-project-out
 on the dev set (``bench/confidence_fit.py`` refits them from a ``bench/quality.py`` report and
 writes ``confidence_model.json`` beside this module), so an answer scored 0.7 is right about
 seven times in ten on a project the weights never saw. The answer is flagged insufficient
