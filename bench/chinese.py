@@ -15,8 +15,10 @@ Chinese only. Rows (``--rows`` picks some):
 
 Every row reports MRR@10, chunk@10 (the shared metrics, ``evaluate.score_case``) and the
 refusal pair: refused-while-right (flagged insufficient although the first file is gold) and
-accepted-while-wrong (not flagged although it is not). ``--segmenter`` picks how Chinese is cut
-(``index/cjk.py``); each segmenter gets its own index folders.
+accepted-while-wrong (not flagged although it is not). Each case's record also carries what
+the verdict read (its signals, confidence, quoted-phrase refusal), so
+``confidence_fit.py --chinese`` fits on the Chinese questions too. ``--segmenter`` picks how
+Chinese is cut (``index/cjk.py``); each segmenter gets its own index folders.
 
   PYTHONPATH=server python bench/chinese.py --shared /work/shared/bench --index-root /tmp/zh-idx
 """
