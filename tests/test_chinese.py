@@ -54,6 +54,17 @@ def test_jieba_search_mode_also_yields_the_shorter_words_inside_a_long_one(
     assert {"中华", "人民", "共和国", "中华人民共和国"} <= set(cjk.segment("中华人民共和国"))
 
 
+def test_both_adds_jieba_words_longer_than_a_pair_to_the_bigrams(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(cjk, "SEGMENTER", "both")
+    words = cjk.segment("中华人民共和国")
+    assert words[:6] == cjk.bigrams("中华人民共和国")
+    assert {"共和国", "中华人民共和国"} <= set(words[6:])
+    assert all(len(w) > 2 for w in words[6:])  # a two-character word is a bigram already
+    assert cjk.analysis_version().endswith("-both")
+
+
 def test_bigrams_cover_every_neighbouring_pair(monkeypatch: pytest.MonkeyPatch) -> None:
     assert cjk.bigrams("请求上下文") == ["请求", "求上", "上下", "下文"]
     assert cjk.bigrams("键") == ["键"]
@@ -154,6 +165,23 @@ def test_chinese_question_analysis_keeps_the_original_and_adds_english_terms() -
     assert "超时" in qa.terms  # for comments written in Chinese
     assert "在哪里" not in qa.terms and "where" not in qa.terms  # question words carry nothing
     assert analyze("如何编写 `get_user_name` 的测试").about_tests
+
+
+def test_read_as_asked_keeps_only_the_first_english_word_of_each_glossary_term() -> None:
+    r = crosslingual.render("连接超时")
+    assert r is not None and "connection" in r.other_terms and "connect" not in r.other_terms
+    qa = analyze("连接超时在哪里设置 connection")
+    assert qa.terms.count("connection") == 2  # the question's own word and the alternative
+    qa.read_as_asked()
+    assert qa.rendering is None and qa.model_text == qa.raw
+    assert qa.terms.count("connection") == 1  # the question's own word stays
+    assert {"connect", "timeout", "连接", "超时"} <= set(qa.terms)
+    assert qa.glossary_others == []
+    # An English question has no glossary terms to leave out.
+    en = analyze("where is the connection timeout set")
+    before = list(en.terms)
+    en.read_as_asked()
+    assert en.terms == before
 
 
 def test_code_documented_in_chinese_reads_the_question_as_asked() -> None:

@@ -91,6 +91,9 @@ class Rendering:
 
     text: str  # the English rendering (the models' input)
     terms: list[str]  # English BM25 terms from every alternative of every matched entry
+    # The part of ``terms`` the other alternatives (not the rendered first) gave: left out
+    # when the code speaks the question's Chinese (see :func:`speaks_chinese`).
+    other_terms: list[str]
     matched: list[tuple[str, str]]  # (Chinese term, English rendered), in question order
     unknown: list[str]  # Chinese left out of the rendering (no glossary entry)
 
@@ -146,6 +149,7 @@ def render(raw: str, g: Glossary | None = None) -> Rendering | None:
     g = g or glossary()
     pieces: list[str] = []
     terms: list[str] = []
+    other_terms: list[str] = []
     matched: list[tuple[str, str]] = []
     unknown: list[str] = []
     pos = 0
@@ -162,8 +166,10 @@ def render(raw: str, g: Glossary | None = None) -> Rendering | None:
                 pending = ""
             words.append(alts[0])
             matched.append((zh, alts[0]))
-            for alt in alts:
+            terms.extend(code_terms(alts[0]))
+            for alt in alts[1:]:
                 terms.extend(code_terms(alt))
+                other_terms.extend(code_terms(alt))
         if pending:
             unknown.append(pending)
         pieces.append(f" {' '.join(words)} " if words else " ")
@@ -171,7 +177,7 @@ def render(raw: str, g: Glossary | None = None) -> Rendering | None:
     pieces.append(raw[pos:].translate(_PUNCT))
     text = " ".join("".join(pieces).split())
     text = re.sub(r"\s+([,.?!:;)])", r"\1", text).replace("( ", "(")
-    return Rendering(text, terms, matched, unknown)
+    return Rendering(text, terms, other_terms, matched, unknown)
 
 
 def han_query_terms(raw: str) -> list[str]:

@@ -8,6 +8,7 @@ it only loses stop words before BM25.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 
 from ..index import cjk
@@ -73,6 +74,9 @@ class QueryAnalysis:
     exception_types: list[str] = field(default_factory=list)  # named in error lines ("KeyError")
     # English rendering of a question that holds Chinese (crosslingual.py); None for others.
     rendering: str | None = None
+    # The BM25 terms in ``terms`` that only the glossary's other alternatives gave (not the
+    # rendered first word of each matched term): see read_as_asked.
+    glossary_others: list[str] = field(default_factory=list)
     # The component a change description's headline names, Conventional Commits style
     # ("fix(router): ...", "refactor(lib/hooks): ..."), lowercased: a file or folder name.
     scopes: list[str] = field(default_factory=list)
@@ -84,6 +88,24 @@ class QueryAnalysis:
         """What the embedder and the cross-encoder read: the English rendering of a Chinese
         question, else the question itself."""
         return self.rendering or self.raw
+
+    def read_as_asked(self) -> None:
+        """The code speaks the question's Chinese (``crosslingual.speaks_chinese``): the models
+        read the question as written, not the rendering (which would send them after English
+        names sharing its generic words: 获取 get, 数据 data), and BM25 keeps of the glossary's
+        English only each term's first word. The Chinese words find the code's own text; the
+        other alternatives there only add chances to match unrelated English names (信息 info
+        or message: ``on_message``). Measured in ``docs/quality.md`` ("Chinese questions")."""
+        self.rendering = None
+        drop = Counter(self.glossary_others)
+        kept: list[str] = []
+        for t in reversed(self.terms):  # they were appended last: drop the last occurrences
+            if drop[t] > 0:
+                drop[t] -= 1
+            else:
+                kept.append(t)
+        self.terms = kept[::-1]
+        self.glossary_others = []
 
     @property
     def names(self) -> list[str]:
@@ -228,12 +250,14 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
                 terms.extend(p for p in split_identifier(part) if p not in STOPWORDS)
     for code in all_codes:
         terms.append(code.lower())
+    others: list[str] = []
     if rendering is not None:
         # Chinese words (single characters and question words dropped) for Chinese comments,
         # then the glossary's English words for English code.
         terms = [t for t in terms if not cjk.HAN_RUN_RE.match(t)]
         terms.extend(crosslingual.han_query_terms(raw))
         terms.extend(t for t in rendering.terms if t not in STOPWORDS and len(t) > 1)
+        others = [t for t in rendering.other_terms if t not in STOPWORDS and len(t) > 1]
     said = raw if rendering is None else f"{raw} {rendering.text}"
     # Tests and declarations are the subject when the headline names them; a pasted failure
     # is read whole (a test's frames and its name are the subject).
@@ -257,6 +281,7 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
         message_bodies=list(dict.fromkeys(b for b in bodies if b)),
         exception_types=raised,
         rendering=rendering.text if rendering is not None else None,
+        glossary_others=others,
         scopes=commit_scopes(_headline(raw)),
         qualified=list(
             dict.fromkeys(
