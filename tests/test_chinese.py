@@ -177,6 +177,22 @@ def test_read_as_asked_keeps_only_the_first_english_word_of_each_glossary_term()
     assert qa.terms.count("connection") == 1  # the question's own word stays
     assert {"connect", "timeout", "连接", "超时"} <= set(qa.terms)
     assert qa.glossary_others == []
+    # A glossary word in a large share of the code's chunks is left out too; the question's
+    # own English words never are.
+    qa = analyze("获取连接超时 timeout")
+    assert qa.terms.count("timeout") == 2
+    df = {"timeout": 90, "connect": 1}
+    qa.read_as_asked(crosslingual.says_little(lambda t: df.get(t, 0), 100))
+    assert qa.terms.count("timeout") == 1 and "connect" in qa.terms
+    assert "timeout" not in qa.glossary_firsts
+    common = crosslingual.says_little(lambda t: 6, 100)
+    assert common("get") and not crosslingual.says_little(lambda t: 5, 100)("get")
+    assert not crosslingual.says_little(lambda t: 6, 0)("get")  # an empty index
+
+    def broken(term: str) -> int:
+        raise ValueError("damaged segment")
+
+    assert not crosslingual.says_little(broken, 100)("get")
     # An English question has no glossary terms to leave out.
     en = analyze("where is the connection timeout set")
     before = list(en.terms)

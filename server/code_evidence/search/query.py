@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..index import cjk
@@ -74,8 +75,9 @@ class QueryAnalysis:
     exception_types: list[str] = field(default_factory=list)  # named in error lines ("KeyError")
     # English rendering of a question that holds Chinese (crosslingual.py); None for others.
     rendering: str | None = None
-    # The BM25 terms in ``terms`` that only the glossary's other alternatives gave (not the
-    # rendered first word of each matched term): see read_as_asked.
+    # The BM25 terms in ``terms`` the glossary gave: from the rendered first word of each
+    # matched term, and from its other alternatives (see read_as_asked).
+    glossary_firsts: list[str] = field(default_factory=list)
     glossary_others: list[str] = field(default_factory=list)
     # The component a change description's headline names, Conventional Commits style
     # ("fix(router): ...", "refactor(lib/hooks): ..."), lowercased: a file or folder name.
@@ -89,15 +91,19 @@ class QueryAnalysis:
         question, else the question itself."""
         return self.rendering or self.raw
 
-    def read_as_asked(self) -> None:
+    def read_as_asked(self, says_little: Callable[[str], bool] = lambda term: False) -> None:
         """The code speaks the question's Chinese (``crosslingual.speaks_chinese``): the models
         read the question as written, not the rendering (which would send them after English
         names sharing its generic words: 获取 get, 数据 data), and BM25 keeps of the glossary's
-        English only each term's first word. The Chinese words find the code's own text; the
-        other alternatives there only add chances to match unrelated English names (信息 info
-        or message: ``on_message``). Measured in ``docs/quality.md`` ("Chinese questions")."""
+        English only each term's first word, and of those only the ones ``says_little`` does
+        not reject (a word in a large share of the code's chunks). The Chinese words find the
+        code's own text; there the glossary's English is a bridge to names only, and a common
+        word or another alternative mostly matches unrelated short names (信息 info or
+        message: ``on_message``; 获取数据 get data: ``_get_data``). Measured in
+        ``docs/quality.md`` ("Chinese questions", third pass)."""
         self.rendering = None
         drop = Counter(self.glossary_others)
+        drop.update(t for t in self.glossary_firsts if says_little(t))
         kept: list[str] = []
         for t in reversed(self.terms):  # they were appended last: drop the last occurrences
             if drop[t] > 0:
@@ -105,6 +111,7 @@ class QueryAnalysis:
             else:
                 kept.append(t)
         self.terms = kept[::-1]
+        self.glossary_firsts = [t for t in self.glossary_firsts if not says_little(t)]
         self.glossary_others = []
 
     @property
@@ -250,6 +257,7 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
                 terms.extend(p for p in split_identifier(part) if p not in STOPWORDS)
     for code in all_codes:
         terms.append(code.lower())
+    firsts: list[str] = []
     others: list[str] = []
     if rendering is not None:
         # Chinese words (single characters and question words dropped) for Chinese comments,
@@ -257,6 +265,7 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
         terms = [t for t in terms if not cjk.HAN_RUN_RE.match(t)]
         terms.extend(crosslingual.han_query_terms(raw))
         terms.extend(t for t in rendering.terms if t not in STOPWORDS and len(t) > 1)
+        firsts = [t for t in rendering.first_terms if t not in STOPWORDS and len(t) > 1]
         others = [t for t in rendering.other_terms if t not in STOPWORDS and len(t) > 1]
     said = raw if rendering is None else f"{raw} {rendering.text}"
     # Tests and declarations are the subject when the headline names them; a pasted failure
@@ -281,6 +290,7 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
         message_bodies=list(dict.fromkeys(b for b in bodies if b)),
         exception_types=raised,
         rendering=rendering.text if rendering is not None else None,
+        glossary_firsts=firsts,
         glossary_others=others,
         scopes=commit_scopes(_headline(raw)),
         qualified=list(
