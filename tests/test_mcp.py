@@ -269,3 +269,39 @@ def test_without_the_sdk_the_command_says_how_to_install_it(
     assert cli.main(["mcp", "--workspace", str(project)]) == 2
     err = capsys.readouterr().err
     assert "pip install 'code-evidence[mcp]'" in err
+
+
+@pytest.mark.asyncio
+async def test_a_bad_config_file_is_said_on_every_answer_and_the_server_keeps_serving(
+    project: Path, tmp_path: Path
+) -> None:
+    """A hostile or broken ``.code-evidence.toml`` must not cost the agent its server:
+    defaults apply and the answer says why; once fixed the note goes; broken again, the last
+    good settings stay and the answer says so. (The watcher hears of a write a moment after
+    it: the answers are polled, as an agent would ask again.)"""
+    config = project / ".code-evidence.toml"
+    config.write_text("[ranking]\nno_such_key = 1\n")
+
+    async def notes_until(session: ClientSession, pred: Any) -> list[str]:
+        deadline = asyncio.get_running_loop().time() + WAIT_S
+        while True:
+            answer = await call(session, "find_evidence", {"query": "cart total"})
+            assert not answer.is_error and answer.data is not None, answer.text
+            assert answer.data["results"], answer.text
+            notes = answer.data["notes"]
+            if pred(notes) or asyncio.get_running_loop().time() > deadline:
+                return notes
+            await asyncio.sleep(0.1)
+
+    def says(*words: str) -> Any:
+        return lambda notes: any(all(w in n for w in words) for n in notes)
+
+    async with connect(params(project, tmp_path)) as session:
+        first = await notes_until(session, says("ignored, defaults used", "no_such_key"))
+        assert says("ignored, defaults used", "no_such_key")(first), first
+        config.write_text("[context]\nbudget_tokens = 3000\n")
+        fixed = await notes_until(session, lambda notes: not says(".code-evidence.toml")(notes))
+        assert not says(".code-evidence.toml")(fixed), fixed
+        config.write_text("[context]\nbudget_tokens = 'lots'\n")
+        broken = await notes_until(session, says("last good settings stay", "budget_tokens"))
+        assert says("not applied", "last good settings stay", "budget_tokens")(broken), broken

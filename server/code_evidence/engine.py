@@ -31,7 +31,15 @@ from .api import (
     check_line,
     checked,
 )
-from .config import Config, describe_tuned, load_config, load_config_or_defaults, read_tuned
+from .config import (
+    CONFIG_FILE,
+    Config,
+    ConfigError,
+    describe_tuned,
+    load_config,
+    load_config_or_defaults,
+    read_tuned,
+)
 from .git import Git
 from .index import snapshot
 from .index.editor import EditorState
@@ -164,6 +172,25 @@ class Engine:
     def configure(self, config: Config) -> None:
         """Swap in a new configuration (immutable: a request already running keeps its own)."""
         self.config = config
+
+    def reload_config(self) -> str | None:
+        """``.code-evidence.toml`` changed: apply it. One that does not hold changes nothing
+        (the last good settings stay); the returned reason is also a note on every answer
+        until the file is fixed, so an agent that never sees a log learns it too."""
+        if self.config_error:
+            self.notes.remove(self.config_error)
+            self.config_error = None
+        try:
+            config = load_config(self.workspace, self.tuned.get("ranking"))
+        except ConfigError as exc:
+            self.config_error = (
+                f"{CONFIG_FILE} not applied: {exc}; the last good settings stay in use until "
+                "it is fixed"
+            )
+            self.notes.append(self.config_error)
+            return self.config_error
+        self.configure(config)
+        return None
 
     @contextmanager
     def with_config(self, config: Config) -> Iterator[Engine]:

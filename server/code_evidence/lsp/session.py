@@ -28,7 +28,7 @@ from ..api import (
     RequestControl,
     Status,
 )
-from ..config import CONFIG_FILE, ConfigError, load_config
+from ..config import CONFIG_FILE
 from ..engine import Engine
 from ..live import watch
 from ..live.passes import Head, PassScheduler, PassStatus, ProgressHandle
@@ -134,19 +134,12 @@ class FolderSession:
         """``.code-evidence.toml`` changed: its settings apply now, under the editor's, and a
         pass brings the index in line (excludes, chunking). A file that does not hold is
         shown as an error and the last good settings stay."""
-        try:
-            cfg = load_config(self.root, self.engine.tuned.get("ranking"))
-        except ConfigError as exc:
-            self.reporter.error(
-                f"Code Evidence, {self.root}: {exc}. The last good settings stay in use until "
-                f"{CONFIG_FILE} is fixed."
-            )
+        error = self.engine.reload_config()
+        if error:
+            self.reporter.error(f"Code Evidence, {self.root}: {error}")
             return
-        if self.engine.config_error:
-            self.engine.notes.remove(self.engine.config_error)
-            self.engine.config_error = None
+        cfg = self.engine.config
         self._base = _Base(cfg.context.budget_tokens, cfg.stages.rerank, tuple(cfg.index.exclude))
-        self.engine.configure(cfg)
         self.apply_settings(self._settings)
         self.passes.request_pass(f"{CONFIG_FILE} changed")
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..api import RequestControl
+from ..config import CONFIG_FILE
 from ..engine import Engine
 from ..live.passes import PassScheduler, PassStatus, ProgressHandle
 from ..live.pool import Priority, RequestPool
@@ -70,12 +71,16 @@ class AgentWorkspace:
         trust_other_owner: bool = False,
         index_wait_s: float = INDEX_WAIT_S,
     ) -> None:
-        self.engine = Engine(workspace, index_dir, trust_other_owner=trust_other_owner)
+        # A bad .code-evidence.toml must not cost the agent its server: the file is ignored
+        # whole, defaults apply, and every answer carries a note saying why.
+        self.engine = Engine(
+            workspace, index_dir, trust_other_owner=trust_other_owner, bad_config="defaults"
+        )
         self.engine.preload_models()
         self.root = self.engine.workspace
         self.index_wait_s = index_wait_s
         self._relay = _Relay()
-        self.passes = PassScheduler(self.engine, self._relay)
+        self.passes = PassScheduler(self.engine, self._relay, on_config_change=self.reload_config)
         self.pool = RequestPool("mcp")
 
     def start(self) -> None:
@@ -152,6 +157,16 @@ class AgentWorkspace:
             tools.parse_status(args)
             return Job(Priority.LATENCY, False, lambda notes: self._status())
         raise KeyError(tool)
+
+    def reload_config(self) -> None:
+        """``.code-evidence.toml`` changed (an agent may edit it): its settings apply to the
+        next question and a pass brings the index in line; one that does not hold keeps the
+        last good settings, and answers say why until it is fixed."""
+        error = self.engine.reload_config()
+        if error:
+            log.warning("%s", error)
+            return
+        self.passes.request_pass(f"{CONFIG_FILE} changed")
 
     def _find(
         self, parsed: tools.FindArgs, cancel: threading.Event, explained: bool, notes: list[str]
