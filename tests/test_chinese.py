@@ -167,24 +167,26 @@ def test_chinese_question_analysis_keeps_the_original_and_adds_english_terms() -
     assert analyze("如何编写 `get_user_name` 的测试").about_tests
 
 
-def test_read_as_asked_keeps_only_the_first_english_word_of_each_glossary_term() -> None:
+def test_read_as_asked_halves_the_glossary_alternatives_and_common_words() -> None:
     r = crosslingual.render("连接超时")
-    assert r is not None and "connection" in r.other_terms and "connect" not in r.other_terms
+    assert r is not None and r.first_terms == ["connect", "timeout"]
+    assert "connection" in r.other_terms and "connect" not in r.other_terms
     qa = analyze("连接超时在哪里设置 connection")
     assert qa.terms.count("connection") == 2  # the question's own word and the alternative
+    words = set(qa.terms)
     qa.read_as_asked()
     assert qa.rendering is None and qa.model_text == qa.raw
-    assert qa.terms.count("connection") == 1  # the question's own word stays
-    assert {"connect", "timeout", "连接", "超时"} <= set(qa.terms)
-    assert qa.glossary_others == []
-    # A glossary word in a large share of the code's chunks is left out too; the question's
-    # own English words never are.
+    assert set(qa.terms) == words  # nothing removed: the verdict reads the same words
+    # The question's own word counts twice, the alternative once: 3 against 2 before.
+    assert qa.terms.count("connection") == 3
+    assert qa.terms.count("connect") == 2 and qa.terms.count("超时") == 2
+    # A glossary word in a large share of the code's chunks weighs half too; the question's
+    # own English word never does.
     qa = analyze("获取连接超时 timeout")
     assert qa.terms.count("timeout") == 2
     df = {"timeout": 90, "connect": 1}
     qa.read_as_asked(crosslingual.says_little(lambda t: df.get(t, 0), 100))
-    assert qa.terms.count("timeout") == 1 and "connect" in qa.terms
-    assert "timeout" not in qa.glossary_firsts
+    assert qa.terms.count("timeout") == 3 and qa.terms.count("connect") == 2
     common = crosslingual.says_little(lambda t: 6, 100)
     assert common("get") and not crosslingual.says_little(lambda t: 5, 100)("get")
     assert not crosslingual.says_little(lambda t: 6, 0)("get")  # an empty index
@@ -193,11 +195,11 @@ def test_read_as_asked_keeps_only_the_first_english_word_of_each_glossary_term()
         raise ValueError("damaged segment")
 
     assert not crosslingual.says_little(broken, 100)("get")
-    # An English question has no glossary terms to leave out.
+    # An English question has no glossary terms: every term weighs the same as before.
     en = analyze("where is the connection timeout set")
     before = list(en.terms)
     en.read_as_asked()
-    assert en.terms == before
+    assert sorted(en.terms) == sorted(before * 2)
 
 
 def test_code_documented_in_chinese_reads_the_question_as_asked() -> None:

@@ -92,7 +92,7 @@ class Rendering:
     text: str  # the English rendering (the models' input)
     terms: list[str]  # English BM25 terms from every alternative of every matched entry
     # ``terms`` split by origin: the rendered first word of each entry, and the other
-    # alternatives (left out when the code speaks the question's Chinese: speaks_chinese).
+    # alternatives (weigh half when the code speaks the question's Chinese: speaks_chinese).
     first_terms: list[str]
     other_terms: list[str]
     matched: list[tuple[str, str]]  # (Chinese term, English rendered), in question order
@@ -210,7 +210,7 @@ def speaks_chinese(han_terms: list[str], doc_freq: Callable[[str], int]) -> bool
 
 
 # A glossary word in more than this share of the workspace's chunks says little about which
-# one is meant (get, data): left out of BM25 when the code speaks the question's Chinese.
+# one is meant (get, data): it weighs half in BM25 when the code speaks the question's Chinese.
 COMMON_SHARE = 0.05
 
 

@@ -94,25 +94,25 @@ class QueryAnalysis:
     def read_as_asked(self, says_little: Callable[[str], bool] = lambda term: False) -> None:
         """The code speaks the question's Chinese (``crosslingual.speaks_chinese``): the models
         read the question as written, not the rendering (which would send them after English
-        names sharing its generic words: 获取 get, 数据 data), and BM25 keeps of the glossary's
-        English only each term's first word, and of those only the ones ``says_little`` does
-        not reject (a word in a large share of the code's chunks). The Chinese words find the
-        code's own text; there the glossary's English is a bridge to names only, and a common
-        word or another alternative mostly matches unrelated short names (信息 info or
-        message: ``on_message``; 获取数据 get data: ``_get_data``). Measured in
-        ``docs/quality.md`` ("Chinese questions", third pass)."""
+        names sharing its generic words: 获取 get, 数据 data), and in BM25 the glossary's other
+        alternatives and its words that ``says_little`` rejects (common in the workspace)
+        weigh half of everything else (every other term counts twice). The Chinese words
+        find the code's own text; there the glossary's English is a bridge to names only, and
+        an alternative or a common word mostly matched unrelated short names (信息 info or
+        message: ``on_message``; get data: ``_get_data``). Nothing is removed, so what reads
+        the question's words (the coverage scorer, the verdict) sees the same words. Measured
+        in ``docs/quality.md`` ("Chinese questions", third pass)."""
         self.rendering = None
-        drop = Counter(self.glossary_others)
-        drop.update(t for t in self.glossary_firsts if says_little(t))
-        kept: list[str] = []
-        for t in reversed(self.terms):  # they were appended last: drop the last occurrences
-            if drop[t] > 0:
-                drop[t] -= 1
+        weak = Counter(self.glossary_others)
+        weak.update(t for t in self.glossary_firsts if says_little(t))
+        weighted: list[str] = []
+        for t in reversed(self.terms):  # the glossary's terms were appended last
+            if weak[t] > 0:
+                weak[t] -= 1
+                weighted.append(t)
             else:
-                kept.append(t)
-        self.terms = kept[::-1]
-        self.glossary_firsts = [t for t in self.glossary_firsts if not says_little(t)]
-        self.glossary_others = []
+                weighted.extend((t, t))
+        self.terms = weighted[::-1]
 
     @property
     def names(self) -> list[str]:
