@@ -15,8 +15,10 @@ Chinese only. Rows (``--rows`` picks some):
 
 Every row reports MRR@10, chunk@10 (the shared metrics, ``evaluate.score_case``) and the
 refusal pair: refused-while-right (flagged insufficient although the first file is gold) and
-accepted-while-wrong (not flagged although it is not). ``--segmenter`` picks how Chinese is cut
-(``index/cjk.py``); each segmenter gets its own index folders.
+accepted-while-wrong (not flagged although it is not). Each case's record also carries what
+the verdict read (its signals, confidence, quoted-phrase refusal), so
+``confidence_fit.py --chinese`` fits on the Chinese questions too. ``--segmenter`` picks how
+Chinese is cut (``index/cjk.py``); each segmenter gets its own index folders.
 
   PYTHONPATH=server python bench/chinese.py --shared /work/shared/bench --index-root /tmp/zh-idx
 """
@@ -39,7 +41,8 @@ from code_evidence.api import Depth, FindRequest
 from code_evidence.engine import Engine
 from code_evidence.evaluation.evaluate import CONFIGS, LIMIT, Case, Hit, configured, score_case
 from code_evidence.index import cjk
-from code_evidence.search import crosslingual
+from code_evidence.search import crosslingual, verdict
+from code_evidence.search import query as query_analysis
 from devset import DEFAULT_WS, ensure_workspace, load_cases, load_manifest
 from zh_devset import dataset_name as zh_dataset_name
 from zh_devset import load_cases as load_zh_cases
@@ -86,14 +89,27 @@ def without_glossary() -> Iterator[None]:
         crosslingual.render = saved
 
 
-def ask(eng: Engine, case: Case, query: str, depth: Depth) -> dict[str, float]:
+def ask(eng: Engine, case: Case, query: str, depth: Depth) -> tuple[dict[str, float], dict]:
+    """The case's metrics, and what the verdict read (its signals, the confidence and whether
+    the quoted-phrase rule refused), recorded as ``evaluate.run_case`` does so that
+    ``confidence_fit.py --chinese`` can fit on these answers too."""
     res = eng.find(FindRequest(query=query, limit=LIMIT, depth=depth), refresh=False)
     m = score_case(case, [Hit(e.path, int(e.start), int(e.end)) for e in res.results])
     right = bool(res.results) and res.results[0].path in case.gold
     m["refused_right"] = float(res.insufficient and right)
     m["accepted_wrong"] = float(not res.insufficient and not right)
     m["insufficient"] = float(res.insufficient)
-    return m
+    judged: dict = {"confidence": res.confidence}
+    if res.results:
+        lexical = eng.parts.lexical
+        judged["signals"] = verdict.signals(
+            query_analysis.analyze(query),
+            None,
+            res.results[: verdict.TOP],
+            lexical.doc_freq if lexical is not None else None,
+        )
+        judged["refused_by_rule"] = (res.insufficient_reason or "").startswith("no result")
+    return m, judged
 
 
 def mean(rows: list[dict[str, float]], key: str) -> float | None:
@@ -141,9 +157,18 @@ def run(args: argparse.Namespace) -> dict:
                     with guard:
                         for c in cases:
                             q = c.query if row.language == "en" else zh[c.id]
-                            m = ask(eng, c, q, args.depth)
+                            m, judged = ask(eng, c, q, args.depth)
                             per_row.setdefault((group, row.name), []).append(m)
-                            per_case.append({"row": row.name, "id": c.id, "query": q, **m})
+                            per_case.append(
+                                {
+                                    "row": row.name,
+                                    "id": c.id,
+                                    "dataset": name,
+                                    "query": q,
+                                    **m,
+                                    **judged,
+                                }
+                            )
                 log(f"  {name} [{row.name}] done")
     keys = ("MRR@10", "chunk@10", "refused_right", "accepted_wrong", "insufficient")
     table = {

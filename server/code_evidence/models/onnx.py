@@ -1,9 +1,10 @@
 """onnxruntime sessions for the shipped models, made one way.
 
-Both models run on the CPU by default with one intra-op thread per physical core (onnxruntime's
-kernels gain nothing from a second thread on one core), and on CUDA where onnxruntime offers
-it. onnxruntime is imported only when a session is made: commands that never run a model
-(status, a lexical-only index) do not pay for it.
+Both models run on the CPU by default, with at most one thread per physical core (onnxruntime's
+kernels gain nothing from a second thread on one core): the cross-encoder as intra-op threads,
+the embedder as one intra-op thread per batch with several batches at once (``embedder.py``);
+on CUDA where onnxruntime offers it. onnxruntime is imported only when a session is made:
+commands that never run a model (status, a lexical-only index) do not pay for it.
 """
 
 from __future__ import annotations

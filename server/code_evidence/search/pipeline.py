@@ -228,7 +228,9 @@ def answer(
     )
     top = [evidence(c) for c in ranked[: verdict.TOP]]
     doc_freq = index.lexical.doc_freq if index.lexical is not None else None
+    t1 = time.perf_counter()
     judged = verdict.judge(qa, open_file, top, cfg.ranking.insufficient_below, doc_freq)
+    timings["verdict"] = StageTiming(len(top), _ms(t1))
     # Ranking and the verdict saw the real text; what leaves the engine is masked.
     for c in ranked[: max(req.limit, 40)]:
         c.stored = dataclasses.replace(

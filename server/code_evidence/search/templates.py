@@ -40,18 +40,32 @@ class TemplateMatch:
     literal: str  # the literal that matched, as written
 
 
-@lru_cache(maxsize=4096)
-def _pattern(literal: str) -> tuple[re.Pattern[str], int] | None:
-    """The literal as a regex (placeholders match any value) and its literal length."""
+@lru_cache(maxsize=16384)
+def _pieces(literal: str) -> tuple[tuple[str, ...], int] | None:
+    """The literal's fixed pieces between placeholders (placeholders match any value) and
+    their length; None under :data:`MIN_LITERAL`. Cached: a workspace repeats its literals
+    across questions, and splitting is all the work a literal needs (no regex is compiled)."""
     text = literal
     for k, v in _ESCAPES.items():
         text = text.replace(k, v)
-    pieces = [p for p in _PLACEHOLDER.split(text)]
+    pieces = _PLACEHOLDER.split(text)
     fixed = sum(len(p.strip()) for p in pieces)
     if fixed < MIN_LITERAL:
         return None
-    parts = [re.escape(p) for p in pieces]
-    return re.compile(".*?".join(parts), re.S), fixed
+    return tuple(p for p in pieces if p), fixed
+
+
+def _in_order(pieces: tuple[str, ...], body: str) -> bool:
+    """The pieces occur in ``body`` in order without overlapping: what the regex
+    ``piece.*?piece...`` (dot matching newlines) finds. Taking each piece's first occurrence
+    after the previous one is enough: an earlier end never leaves less room for the rest."""
+    pos = 0
+    for piece in pieces:
+        at = body.find(piece, pos)
+        if at < 0:
+            return False
+        pos = at + len(piece)
+    return True
 
 
 def literals(text: str) -> list[str]:
@@ -70,18 +84,22 @@ def message_body(message: str) -> str:
 
 def best_template(text: str, bodies: list[str]) -> TemplateMatch | None:
     """The chunk's literal that explains most of a message body (None under
-    :data:`MIN_COVERAGE`)."""
+    :data:`MIN_COVERAGE`). The coverage a literal would give is known before matching, so a
+    literal that could not beat the best so far is never matched."""
     best: TemplateMatch | None = None
+    sized = [(body, max(1, len(body.strip()))) for body in bodies if body]
+    if not sized:
+        return None
     for literal in literals(text):
-        compiled = _pattern(literal)
-        if compiled is None:
+        split = _pieces(literal)
+        if split is None:
             continue
-        pattern, fixed = compiled
-        for body in bodies:
-            if not body or pattern.search(body) is None:
+        pieces, fixed = split
+        for body, size in sized:
+            coverage = min(1.0, fixed / size)
+            if coverage < MIN_COVERAGE or (best is not None and coverage <= best.coverage):
                 continue
-            coverage = min(1.0, fixed / max(1, len(body.strip())))
-            if coverage >= MIN_COVERAGE and (best is None or coverage > best.coverage):
+            if _in_order(pieces, body):
                 best = TemplateMatch(coverage, literal)
     return best
 

@@ -5,7 +5,10 @@ small logistic model from signals the answer already carries: how close the best
 the question in embedding space, whether the first file leads in several recall channels at
 once, how far it stands above the next file, verbatim matches (identifier, quoted text, path,
 stack frame, error message), how many of the question's names and words the top results hold,
-the kind of question and whether a file is open. The weights are fitted leave-one-project-out
+what the workspace does not know at all (names no chunk holds, rare words, how much of the
+question's information the first result explains), the cross-encoder's own score, whether the
+question is Chinese and the English-only models sat it out, the kind of question and whether
+a file is open. The weights are fitted leave-one-project-out
 on the dev set (``bench/confidence_fit.py`` refits them from a ``bench/quality.py`` report and
 writes ``confidence_model.json`` beside this module), so an answer scored 0.7 is right about
 seven times in ten on a project the weights never saw. The answer is flagged insufficient
@@ -19,12 +22,13 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
 from ..api import Evidence
+from . import crosslingual
 from .query import QueryAnalysis
 
 
@@ -49,6 +53,8 @@ VERBATIM_TAGS = (
 _TEXT_CHANNELS = ("bm25", "vector")
 _WORD_RE = re.compile(r"[a-z0-9]+")
 MAX_TERMS = 40  # the question's terms looked up in the index, at most
+_STEM = 5  # letters a word is matched on in explained()
+RARE = 2  # a term in at most this many chunks is rare in the workspace
 # A quoted phrase that must be found: words in double or single quotes (not an apostrophe's
 # span, not code: a change request quotes code that may not exist yet).
 _PHRASE_RE = re.compile(r"(?<!\w)\"([^\"\n]{8,200})\"|(?<!\w)'([^'\n]{8,200})'(?!\w)")
@@ -72,22 +78,72 @@ def must_find(qa: QueryAnalysis) -> list[str]:
     return list(dict.fromkeys(phrases))
 
 
+def _squash(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, x))))
+
+
 def _inverse_rank(scores: Mapping[str, float], channel: str) -> float:
     rank = scores.get(f"{channel}_rank")
     return 1.0 / rank if rank else 0.0
 
 
-def vocabulary(qa: QueryAnalysis, doc_freq: Callable[[str], int] | None) -> dict[str, float]:
+def _weight(df: int) -> float:
+    """How much a term says about where the answer is: 1 for a word no chunk holds, falling
+    with the number of chunks that hold it (an inverse document frequency that needs no
+    corpus size)."""
+    return 1.0 / math.log2(2 + df)
+
+
+def explained(terms: Sequence[str], df: Mapping[str, int], stems: set[str]) -> float:
+    """The share of the question's information (its terms weighted by :func:`_weight`) that
+    results whose words start with ``stems`` hold: an answer that matches only the
+    question's common words ("fix", "default") explains little of it, whatever its rank.
+    Words match on their first :data:`_STEM` letters ("blueprints" and "blueprint"), as cheap
+    as a set lookup."""
+    total = sum(_weight(df[t]) for t in terms)
+    if not total:
+        return 0.0
+    held = sum(
+        _weight(df[t]) for t in terms if {w[:_STEM] for w in _WORD_RE.findall(t.lower())} <= stems
+    )
+    return held / total
+
+
+def vocabulary(
+    qa: QueryAnalysis,
+    doc_freq: Callable[[str], int] | None,
+    first: Set[str] = frozenset(),
+    top: Set[str] = frozenset(),
+) -> dict[str, float]:
     """How much of the question the workspace's text knows at all: the share of its BM25 terms,
-    and of its names, that some chunk holds. Another project's question is mostly words this
-    one never uses, whatever the ranking makes of the rest. Without the lexical index: 1."""
+    and of its names, that some chunk holds; the share of the names it holds nowhere (0 for a
+    question naming nothing: unlike ``known_names`` it is not 1 by default, so a named
+    identifier missing everywhere weighs on its own); and the share of its terms that are rare
+    here (in at most :data:`RARE` chunks, or none). Another project's question is mostly words
+    this one never uses, whatever the ranking makes of the rest. And how much of the
+    question's information the first result and the top results hold (:func:`explained`;
+    ``first`` and ``top``: their words, lowercased). Each distinct word is looked up once.
+    Without the lexical index: everything known, and half explained."""
     terms = list(dict.fromkeys(t for t in qa.terms if len(t) >= 3))[:MAX_TERMS]
     names = list(dict.fromkeys(n.lower() for n in qa.names))[:MAX_TERMS]
     if doc_freq is None:
-        return {"known_terms": 1.0, "known_names": 1.0}
+        return {
+            "known_terms": 1.0,
+            "known_names": 1.0,
+            "names_missing": 0.0,
+            "rare_terms": 0.0,
+            "explained_first": 0.5,
+            "explained_top": 0.5,
+        }
+    df = {w: doc_freq(w) for w in dict.fromkeys([*terms, *names])}
+    missing = sum(1 for n in names if df[n] == 0) / len(names) if names else 0.0
     return {
-        "known_terms": sum(1 for t in terms if doc_freq(t) > 0) / len(terms) if terms else 1.0,
-        "known_names": sum(1 for n in names if doc_freq(n) > 0) / len(names) if names else 1.0,
+        "known_terms": sum(1 for t in terms if df[t] > 0) / len(terms) if terms else 1.0,
+        "known_names": 1.0 - missing if names else 1.0,
+        "names_missing": missing,
+        "rare_terms": sum(1 for t in terms if df[t] <= RARE) / len(terms) if terms else 0.0,
+        "explained_first": explained(terms, df, {w[:_STEM] for w in first}),
+        "explained_top": explained(terms, df, {w[:_STEM] for w in top}),
     }
 
 
@@ -117,8 +173,13 @@ def signals(
     texts = [e.text for e in top]
     found = sum(1 for n in names if any(n in t for t in texts))
     words = set(_WORD_RE.findall(" ".join(qa.terms).lower()))
-    first_words = set(_WORD_RE.findall(first.text.lower()))
-    top_words = set(_WORD_RE.findall(" ".join(texts).lower()))
+    # Each result's text read into words once: the word and vocabulary signals share them.
+    word_sets = [set(_WORD_RE.findall(t.lower())) for t in texts]
+    first_words = word_sets[0]
+    top_words = set().union(*word_sets)
+    han = crosslingual.han_share(qa.raw)
+    crossed = [e for e in top if "cross" in e.scores]
+    cross_other = [e.scores["cross"] for e in crossed if e.path != first.path]
     return {
         "cos_max": max(cosines, default=0.0),
         "cos_first": first.scores.get("cosine", 0.0),
@@ -130,6 +191,13 @@ def signals(
         "graph_first": max(other_channels, default=0.0),
         "channels_first": min(1.0, channels / 3),
         "rerank_first": min(1.0, max(0.0, first.scores.get("rerank", 0.0))),
+        # The cross-encoder's own reading of the first result (its logit, squashed), and how
+        # far it stands above its best reading of another file: absolute, unlike the ranks.
+        "cross_first": _squash(first.scores["cross"]) if "cross" in first.scores else 0.0,
+        "cross_gap": _squash(first.scores["cross"] - max(cross_other))
+        if "cross" in first.scores and cross_other
+        else 0.0,
+        "no_cross": 0.0 if crossed else 1.0,
         "margin_file": max(0.0, min(1.0, (first.score - runner_up) / best)),
         "separation": max(0.0, min(1.0, (first.score - tenth) / best)),
         "first_file_share": sum(1 for e in top[:5] if e.path == first.path) / 5,
@@ -144,7 +212,12 @@ def signals(
         "words_top": len(words & top_words) / len(words) if words else 0.0,
         "co_change_first": float("co-change" in first.reasons),
         "test_first": float("test" in first.reasons),
-        **vocabulary(qa, doc_freq),
+        # A Chinese question, and one the English-only models sat out (no cosine in the top
+        # results: the pipeline's step-aside on code documented in Chinese): the signals
+        # above then come from words and structure alone.
+        "han": han,
+        "models_aside": float(not cosines and han >= crosslingual.MODELS_HAN_SHARE),
+        **vocabulary(qa, doc_freq, first_words, top_words),
     }
 
 
@@ -152,22 +225,46 @@ def signals(
 # switched off, an index still embedding, or the models stepping aside for text they cannot
 # read). Zeros there would read as "far from the question"; the fit saw no such answers.
 VECTOR_SIGNALS = ("cos_max", "cos_first", "vector_first")
+# The same for the cross-encoder: unobserved when it did not run (switched off, cut by the
+# interactive clock before the first result, or stepping aside).
+CROSS_SIGNALS = ("cross_first", "cross_gap")
+
+
+def imputed(sig: Mapping[str, float], means: Mapping[str, float]) -> Mapping[str, float]:
+    """``sig`` with its unobserved model signals (no cosine, no cross-encoder score) replaced
+    by ``means``: the fit reads its training answers the same way (``confidence_fit.py``)."""
+    if sig.get("no_vector"):
+        sig = {**sig, **{k: means[k] for k in VECTOR_SIGNALS if k in means}}
+    if sig.get("no_cross"):
+        sig = {**sig, **{k: means[k] for k in CROSS_SIGNALS if k in means}}
+    return sig
+
+
+def line_family(sig: Mapping[str, float]) -> str:
+    """Which refusal line judges an answer: ``python`` when its first result is Python code,
+    ``other`` otherwise (see ``ConfidenceModel.offsets``)."""
+    return "python" if sig.get("python") else "other"
 
 
 @dataclass(frozen=True, slots=True)
 class ConfidenceModel:
     """Logistic weights over :func:`signals`, and the refusal line fitted with them.
     ``means``: each vector signal's mean over the answers the fit saw, put in its place when
-    it is unobserved (mean imputation: such an answer is judged on everything else)."""
+    it is unobserved (mean imputation: such an answer is judged on everything else).
+    ``offsets``: added to the configured line for the answers of a :func:`line_family`, when
+    the fit chose one line per family (empty: one line for all)."""
 
     intercept: float
     weights: dict[str, float]
     line: float
     means: dict[str, float] = field(default_factory=dict)
+    offsets: dict[str, float] = field(default_factory=dict)
+
+    def line_for(self, sig: Mapping[str, float], configured: float) -> float:
+        return configured + self.offsets.get(line_family(sig), 0.0)
 
     def probability(self, sig: Mapping[str, float]) -> float:
-        if sig.get("no_vector") and self.means:
-            sig = {**sig, **{k: self.means[k] for k in VECTOR_SIGNALS if k in self.means}}
+        sig = imputed(sig, self.means)
         z = self.intercept + sum(w * sig.get(name, 0.0) for name, w in self.weights.items())
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
 
@@ -175,13 +272,15 @@ class ConfidenceModel:
     def from_json(cls, data: Mapping[str, object]) -> ConfidenceModel:
         weights = data["weights"]
         means = data.get("signal_means", {})
-        if not isinstance(weights, dict) or not isinstance(means, dict):
-            raise ValueError("confidence model: 'weights' or 'signal_means' is not a map")
+        offsets = data.get("line_offsets", {})
+        if not all(isinstance(m, dict) for m in (weights, means, offsets)):
+            raise ValueError("confidence model: 'weights', 'signal_means' or 'line_offsets'")
         return cls(
             float(data["intercept"]),  # type: ignore[arg-type]
-            {str(k): float(v) for k, v in weights.items()},
+            {str(k): float(v) for k, v in weights.items()},  # type: ignore[union-attr]
             float(data["line"]),  # type: ignore[arg-type]
-            {str(k): float(v) for k, v in means.items()},
+            {str(k): float(v) for k, v in means.items()},  # type: ignore[union-attr]
+            {str(k): float(v) for k, v in offsets.items()},  # type: ignore[union-attr]
         )
 
 
@@ -206,7 +305,10 @@ def judge(
     yet."""
     if not top:
         return Verdict(0.0, True, "nothing in the index matches the query")
-    confidence = (model or shipped()).probability(signals(qa, open_file, top, doc_freq))
+    model = model or shipped()
+    sig = signals(qa, open_file, top, doc_freq)
+    confidence = model.probability(sig)
+    threshold = model.line_for(sig, threshold)
     strict = must_find(qa)
     if strict and not any(s in e.text for e in top[:TOP] for s in strict):
         return Verdict(
