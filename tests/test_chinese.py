@@ -54,6 +54,17 @@ def test_jieba_search_mode_also_yields_the_shorter_words_inside_a_long_one(
     assert {"中华", "人民", "共和国", "中华人民共和国"} <= set(cjk.segment("中华人民共和国"))
 
 
+def test_both_adds_jieba_words_longer_than_a_pair_to_the_bigrams(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(cjk, "SEGMENTER", "both")
+    words = cjk.segment("中华人民共和国")
+    assert words[:6] == cjk.bigrams("中华人民共和国")
+    assert {"共和国", "中华人民共和国"} <= set(words[6:])
+    assert all(len(w) > 2 for w in words[6:])  # a two-character word is a bigram already
+    assert cjk.analysis_version().endswith("-both")
+
+
 def test_bigrams_cover_every_neighbouring_pair(monkeypatch: pytest.MonkeyPatch) -> None:
     assert cjk.bigrams("请求上下文") == ["请求", "求上", "上下", "下文"]
     assert cjk.bigrams("键") == ["键"]
@@ -154,6 +165,41 @@ def test_chinese_question_analysis_keeps_the_original_and_adds_english_terms() -
     assert "超时" in qa.terms  # for comments written in Chinese
     assert "在哪里" not in qa.terms and "where" not in qa.terms  # question words carry nothing
     assert analyze("如何编写 `get_user_name` 的测试").about_tests
+
+
+def test_read_as_asked_halves_the_glossary_alternatives_and_common_words() -> None:
+    r = crosslingual.render("连接超时")
+    assert r is not None and r.first_terms == ["connect", "timeout"]
+    assert "connection" in r.other_terms and "connect" not in r.other_terms
+    qa = analyze("连接超时在哪里设置 connection")
+    assert qa.terms.count("connection") == 2  # the question's own word and the alternative
+    words = set(qa.terms)
+    qa.read_as_asked()
+    assert qa.rendering is None and qa.model_text == qa.raw
+    assert set(qa.terms) == words  # nothing removed: the verdict reads the same words
+    # The question's own word counts twice, the alternative once: 3 against 2 before.
+    assert qa.terms.count("connection") == 3
+    assert qa.terms.count("connect") == 2 and qa.terms.count("超时") == 2
+    # A glossary word in a large share of the code's chunks weighs half too; the question's
+    # own English word never does.
+    qa = analyze("获取连接超时 timeout")
+    assert qa.terms.count("timeout") == 2
+    df = {"timeout": 90, "connect": 1}
+    qa.read_as_asked(crosslingual.says_little(lambda t: df.get(t, 0), 100))
+    assert qa.terms.count("timeout") == 3 and qa.terms.count("connect") == 2
+    common = crosslingual.says_little(lambda t: 6, 100)
+    assert common("get") and not crosslingual.says_little(lambda t: 5, 100)("get")
+    assert not crosslingual.says_little(lambda t: 6, 0)("get")  # an empty index
+
+    def broken(term: str) -> int:
+        raise ValueError("damaged segment")
+
+    assert not crosslingual.says_little(broken, 100)("get")
+    # An English question has no glossary terms: every term weighs the same as before.
+    en = analyze("where is the connection timeout set")
+    before = list(en.terms)
+    en.read_as_asked()
+    assert sorted(en.terms) == sorted(before * 2)
 
 
 def test_code_documented_in_chinese_reads_the_question_as_asked() -> None:

@@ -12,6 +12,9 @@ Chinese (the segmented-BM25 reference 0.663 against jieba's 0.614), with no dict
   is written to the private cache root (``paths.private_cache_root``), never to ``/tmp``.
 - ``bigrams``: every pair of neighbouring characters (a lone character stays itself). No
   dictionary and no dependency; recall is high, precision lower.
+- ``both``: the bigrams, then jieba's words longer than two characters (a two-character word
+  is one of the bigrams already), so a whole long word (龙虎榜, 二维码) adds a match of its
+  own. Measured against bigrams alone in ``docs/quality.md`` (issue 22, third pass).
 
 Both sides of BM25 must cut alike, so the index records :data:`ANALYSIS_VERSION` and rebuilds
 its lexical part when the version (or the segmenter) changes. ASCII text never reaches this
@@ -27,7 +30,7 @@ import threading
 # Han ideographs: CJK Unified (with extension A), compatibility ideographs, extensions B+.
 HAN_RUN_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef]+")
 
-SEGMENTERS = ("jieba", "bigrams")
+SEGMENTERS = ("jieba", "bigrams", "both")
 SEGMENTER = "bigrams"
 # Bump when the segmentation changes what terms a text yields: indexes rebuild their lexical part.
 _ANALYSIS_REVISION = "1"
@@ -77,6 +80,8 @@ def segment(run: str) -> list[str]:
     """The words of one run of Han characters, in text order."""
     if SEGMENTER == "bigrams":
         return bigrams(run)
+    if SEGMENTER == "both":
+        return bigrams(run) + [w for w in _jieba().cut_for_search(run, HMM=True) if len(w) > 2]
     return [w for w in _jieba().cut_for_search(run, HMM=True) if w.strip()]
 
 

@@ -91,6 +91,10 @@ class Rendering:
 
     text: str  # the English rendering (the models' input)
     terms: list[str]  # English BM25 terms from every alternative of every matched entry
+    # ``terms`` split by origin: the rendered first word of each entry, and the other
+    # alternatives (weigh half when the code speaks the question's Chinese: speaks_chinese).
+    first_terms: list[str]
+    other_terms: list[str]
     matched: list[tuple[str, str]]  # (Chinese term, English rendered), in question order
     unknown: list[str]  # Chinese left out of the rendering (no glossary entry)
 
@@ -146,6 +150,8 @@ def render(raw: str, g: Glossary | None = None) -> Rendering | None:
     g = g or glossary()
     pieces: list[str] = []
     terms: list[str] = []
+    first_terms: list[str] = []
+    other_terms: list[str] = []
     matched: list[tuple[str, str]] = []
     unknown: list[str] = []
     pos = 0
@@ -162,8 +168,11 @@ def render(raw: str, g: Glossary | None = None) -> Rendering | None:
                 pending = ""
             words.append(alts[0])
             matched.append((zh, alts[0]))
-            for alt in alts:
+            terms.extend(code_terms(alts[0]))
+            first_terms.extend(code_terms(alts[0]))
+            for alt in alts[1:]:
                 terms.extend(code_terms(alt))
+                other_terms.extend(code_terms(alt))
         if pending:
             unknown.append(pending)
         pieces.append(f" {' '.join(words)} " if words else " ")
@@ -171,7 +180,7 @@ def render(raw: str, g: Glossary | None = None) -> Rendering | None:
     pieces.append(raw[pos:].translate(_PUNCT))
     text = " ".join("".join(pieces).split())
     text = re.sub(r"\s+([,.?!:;)])", r"\1", text).replace("( ", "(")
-    return Rendering(text, terms, matched, unknown)
+    return Rendering(text, terms, first_terms, other_terms, matched, unknown)
 
 
 def han_query_terms(raw: str) -> list[str]:
@@ -198,6 +207,23 @@ def speaks_chinese(han_terms: list[str], doc_freq: Callable[[str], int]) -> bool
     except Exception:  # a lexical index that fails to read: the BM25 channel reports it
         return False
     return found >= SPOKEN_SHARE * len(words)
+
+
+# A glossary word in more than this share of the workspace's chunks says little about which
+# one is meant (get, data): it weighs half in BM25 when the code speaks the question's Chinese.
+COMMON_SHARE = 0.05
+
+
+def says_little(doc_freq: Callable[[str], int], chunks: int) -> Callable[[str], bool]:
+    """Whether an English glossary word is common in this workspace (see read_as_asked)."""
+
+    def common(term: str) -> bool:
+        try:
+            return chunks > 0 and doc_freq(term) > COMMON_SHARE * chunks
+        except Exception:  # a lexical index that fails to read: the BM25 channel reports it
+            return False
+
+    return common
 
 
 def holds_chinese(han_terms: list[str], doc_freq: Callable[[str], int]) -> bool:

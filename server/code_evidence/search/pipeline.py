@@ -157,7 +157,7 @@ def answer(
     lexical = index.lexical if cfg.stages.lexical else None
     spoken = lexical is not None and crosslingual.speaks_chinese(words, lexical.doc_freq)
     if qa.rendering is not None and spoken:
-        qa.rendering = None
+        qa.read_as_asked(crosslingual.says_little(lexical.doc_freq, len(lexical)))
         notes.append("the workspace's text holds the question's Chinese words: read as asked")
     if (
         lexical is not None

@@ -8,6 +8,8 @@ it only loses stop words before BM25.
 from __future__ import annotations
 
 import re
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..index import cjk
@@ -73,6 +75,10 @@ class QueryAnalysis:
     exception_types: list[str] = field(default_factory=list)  # named in error lines ("KeyError")
     # English rendering of a question that holds Chinese (crosslingual.py); None for others.
     rendering: str | None = None
+    # The BM25 terms in ``terms`` the glossary gave: from the rendered first word of each
+    # matched term, and from its other alternatives (see read_as_asked).
+    glossary_firsts: list[str] = field(default_factory=list)
+    glossary_others: list[str] = field(default_factory=list)
     # The component a change description's headline names, Conventional Commits style
     # ("fix(router): ...", "refactor(lib/hooks): ..."), lowercased: a file or folder name.
     scopes: list[str] = field(default_factory=list)
@@ -84,6 +90,29 @@ class QueryAnalysis:
         """What the embedder and the cross-encoder read: the English rendering of a Chinese
         question, else the question itself."""
         return self.rendering or self.raw
+
+    def read_as_asked(self, says_little: Callable[[str], bool] = lambda term: False) -> None:
+        """The code speaks the question's Chinese (``crosslingual.speaks_chinese``): the models
+        read the question as written, not the rendering (which would send them after English
+        names sharing its generic words: 获取 get, 数据 data), and in BM25 the glossary's other
+        alternatives and its words that ``says_little`` rejects (common in the workspace)
+        weigh half of everything else (every other term counts twice). The Chinese words
+        find the code's own text; there the glossary's English is a bridge to names only, and
+        an alternative or a common word mostly matched unrelated short names (信息 info or
+        message: ``on_message``; get data: ``_get_data``). Nothing is removed, so what reads
+        the question's words (the coverage scorer, the verdict) sees the same words. Measured
+        in ``docs/quality.md`` ("Chinese questions", third pass)."""
+        self.rendering = None
+        weak = Counter(self.glossary_others)
+        weak.update(t for t in self.glossary_firsts if says_little(t))
+        weighted: list[str] = []
+        for t in reversed(self.terms):  # the glossary's terms were appended last
+            if weak[t] > 0:
+                weak[t] -= 1
+                weighted.append(t)
+            else:
+                weighted.extend((t, t))
+        self.terms = weighted[::-1]
 
     @property
     def names(self) -> list[str]:
@@ -228,12 +257,16 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
                 terms.extend(p for p in split_identifier(part) if p not in STOPWORDS)
     for code in all_codes:
         terms.append(code.lower())
+    firsts: list[str] = []
+    others: list[str] = []
     if rendering is not None:
         # Chinese words (single characters and question words dropped) for Chinese comments,
         # then the glossary's English words for English code.
         terms = [t for t in terms if not cjk.HAN_RUN_RE.match(t)]
         terms.extend(crosslingual.han_query_terms(raw))
         terms.extend(t for t in rendering.terms if t not in STOPWORDS and len(t) > 1)
+        firsts = [t for t in rendering.first_terms if t not in STOPWORDS and len(t) > 1]
+        others = [t for t in rendering.other_terms if t not in STOPWORDS and len(t) > 1]
     said = raw if rendering is None else f"{raw} {rendering.text}"
     # Tests and declarations are the subject when the headline names them; a pasted failure
     # is read whole (a test's frames and its name are the subject).
@@ -257,6 +290,8 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
         message_bodies=list(dict.fromkeys(b for b in bodies if b)),
         exception_types=raised,
         rendering=rendering.text if rendering is not None else None,
+        glossary_firsts=firsts,
+        glossary_others=others,
         scopes=commit_scopes(_headline(raw)),
         qualified=list(
             dict.fromkeys(
