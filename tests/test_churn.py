@@ -23,7 +23,7 @@ from code_evidence.search.candidate import Candidate
 from code_evidence.search.features import change_prior
 from code_evidence.search.query import analyze
 from code_evidence.search.recall import EditorState
-from support.project import git, init_repo
+from support.project import git, init_repo, write_files
 
 DAY = 86400
 HEAD = 1_700_000_000
@@ -64,18 +64,12 @@ def test_churn_counts_focused_recent_commits() -> None:
     assert got["never.go"] == 0.0
 
 
-def write(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-
-
 def test_the_often_changed_file_comes_first_without_an_open_file(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     init_repo(ws)
     same = "func decodeFormValue(v string) string {\n\treturn strings.TrimSpace(v)\n}\n"
-    write(
+    write_files(
         ws,
         {
             "binding/a_form.go": f"package binding\n\n{same}",
@@ -86,8 +80,8 @@ def test_the_often_changed_file_comes_first_without_an_open_file(tmp_path: Path)
     git(ws, "add", "-A")
     git(ws, "commit", "-qm", "start")
     for i in range(6):
-        write(ws, {"binding/mapping.go": f"package binding\n\n// v{i}\n{same}"})
-        write(ws, {"notes.txt": f"{i}"})
+        write_files(ws, {"binding/mapping.go": f"package binding\n\n// v{i}\n{same}"})
+        write_files(ws, {"notes.txt": f"{i}"})
         git(ws, "commit", "-qam", f"mapping {i}")
     eng = Engine(ws, tmp_path / "idx")
     try:

@@ -19,7 +19,7 @@ from code_evidence.search import explain, features
 from code_evidence.search.candidate import Candidate
 from code_evidence.search.query import analyze
 from code_evidence.search.recall import EditorState
-from support.project import git, init_repo
+from support.project import git, init_repo, write_files
 
 DAY = 86400
 HEAD_TIME = 1_700_000_000
@@ -103,17 +103,11 @@ def test_the_feature_boosts_partners_by_strength_and_tags_them() -> None:
     assert out[1].boost == 0.0 and "co-change" not in out[1].reasons
 
 
-def write(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-
-
 def test_an_open_files_partner_is_found_explained_and_updated_per_head(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     init_repo(ws)
-    write(
+    write_files(
         ws,
         {
             "app/orders.py": "def place_order(cart):\n    return submit(cart)\n",
@@ -124,8 +118,12 @@ def test_an_open_files_partner_is_found_explained_and_updated_per_head(tmp_path:
     git(ws, "add", "-A")
     git(ws, "commit", "-qm", "start")
     for i in range(3):  # orders and the ledger always change together
-        write(ws, {"app/orders.py": f"def place_order(cart):\n    return submit(cart, {i})\n"})
-        write(ws, {"billing/ledger.py": f"def record_entry(amount):\n    return amount + {i}\n"})
+        write_files(
+            ws, {"app/orders.py": f"def place_order(cart):\n    return submit(cart, {i})\n"}
+        )
+        write_files(
+            ws, {"billing/ledger.py": f"def record_entry(amount):\n    return amount + {i}\n"}
+        )
         git(ws, "commit", "-qam", f"together {i}")
     request = FindRequest(query="what else changes", open_file="app/orders.py", limit=10)
     with Engine(ws, tmp_path / "idx") as eng:
@@ -138,8 +136,8 @@ def test_an_open_files_partner_is_found_explained_and_updated_per_head(tmp_path:
         line = explain.explain_result(ledger)
         assert "changed with the open file in 4 commits, last 20" in line
         # HEAD moves forward: only the new commit is read, and it counts.
-        write(ws, {"app/orders.py": "def place_order(cart):\n    return submit(cart, 9)\n"})
-        write(ws, {"billing/ledger.py": "def record_entry(amount):\n    return amount + 9\n"})
+        write_files(ws, {"app/orders.py": "def place_order(cart):\n    return submit(cart, 9)\n"})
+        write_files(ws, {"billing/ledger.py": "def record_entry(amount):\n    return amount + 9\n"})
         git(ws, "commit", "-qam", "together again")
         eng.index()
         res = eng.find(request, refresh=False)
@@ -149,7 +147,7 @@ def test_an_open_files_partner_is_found_explained_and_updated_per_head(tmp_path:
 
 def test_a_plain_folder_has_no_partners(tmp_path: Path) -> None:
     ws = tmp_path / "plain"
-    write(ws, {"a.py": "def a():\n    return b()\n", "b.py": "def b():\n    return 1\n"})
+    write_files(ws, {"a.py": "def a():\n    return b()\n", "b.py": "def b():\n    return 1\n"})
     with Engine(ws, tmp_path / "idx") as eng:
         eng.index()
         res = eng.find(FindRequest(query="b", open_file="a.py", limit=5), refresh=False)

@@ -24,7 +24,7 @@ from code_evidence.index.indexer import (
 )
 from code_evidence.models.embedder import Embedder
 from code_evidence.models.onnx import physical_cores
-from support.project import git, init_repo
+from support.project import git, init_repo, write_files
 
 
 def chunk(path: str, **flags: object) -> Chunk:
@@ -96,20 +96,13 @@ class RecordingEmbedder(Embedder):
         return super().embed(texts, batch_size)
 
 
-def write(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-
-
 def test_source_is_embedded_before_tests_docs_and_migrations(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CODE_EVIDENCE_CACHE_DIR", str(tmp_path / "cold-cache"))
     monkeypatch.setattr(indexer, "EMBED_BATCH", 1)  # one model call per chunk: order shows
     ws = tmp_path / "ws"
-    write(
+    write_files(
         ws,
         {
             "aaa/locale/de/django.po": 'msgid "apple"\nmsgstr "Apfel"\n',
@@ -139,7 +132,7 @@ def test_duplicate_texts_in_one_pass_are_embedded_once(
     monkeypatch.setattr(indexer, "EMBED_BATCH", 2)
     ws = tmp_path / "ws"
     # Identical windows of one file (same path, same heading, same text): one embedding key.
-    write(ws, {"notes.txt": "the same line\n" * 400, "app.py": "def run():\n    return 1\n"})
+    write_files(ws, {"notes.txt": "the same line\n" * 400, "app.py": "def run():\n    return 1\n"})
     recorder = RecordingEmbedder()
     with Engine(ws, tmp_path / "idx", embedder=recorder) as eng:
         report = eng.index()
@@ -157,7 +150,7 @@ def test_open_files_and_their_imports_are_embedded_first(
     monkeypatch.setenv("CODE_EVIDENCE_CACHE_DIR", str(tmp_path / "cold-cache"))
     monkeypatch.setattr(indexer, "EMBED_BATCH", 1)
     ws = tmp_path / "ws"
-    write(
+    write_files(
         ws,
         {
             "app/__init__.py": "",
@@ -185,12 +178,12 @@ def test_recently_changed_files_are_embedded_first(
     ws = tmp_path / "ws"
     ws.mkdir()
     init_repo(ws)
-    write(ws, {"old.py": "def o():\n    return 0\n"})  # shorter: first on length alone
+    write_files(ws, {"old.py": "def o():\n    return 0\n"})  # shorter: first on length alone
     git(ws, "add", "-A")
     old = {"GIT_AUTHOR_DATE": "2019-01-01T00:00:00", "GIT_COMMITTER_DATE": "2019-01-01T00:00:00"}
     git_env = {**os.environ, **old}
     subprocess.run(["git", "-C", str(ws), "commit", "-qm", "old"], check=True, env=git_env)
-    write(ws, {"new.py": "def recently_added():\n    return 1 + 2 + 3\n"})
+    write_files(ws, {"new.py": "def recently_added():\n    return 1 + 2 + 3\n"})
     git(ws, "add", "-A")
     git(ws, "commit", "-qm", "new")
     recorder = RecordingEmbedder()

@@ -15,6 +15,7 @@ from code_evidence.filekinds import vector_kind, wants_vector
 from code_evidence.index.parts import check_index
 from code_evidence.index.plan import vector_target
 from code_evidence.models.embed_cache import embedding_key, embedding_text, text_key
+from support.project import write_files
 
 
 @pytest.mark.parametrize(
@@ -49,12 +50,6 @@ def test_kind_of_each_file(path: str, kind: str | None) -> None:
     assert wants_vector(path) is (kind is None)
 
 
-def write(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
-
-
 FILES = {
     "shop/pricing.py": "def net_price(gross):\n    return gross / 1.2\n",
     "shop/locale/de/LC_MESSAGES/django.po": 'msgid "Shopping basket"\nmsgstr "Warenkorb"\n',
@@ -66,7 +61,7 @@ FILES = {
 
 def test_only_what_is_asked_by_meaning_is_embedded(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
-    write(ws, FILES)
+    write_files(ws, FILES)
     with Engine(ws, tmp_path / "idx") as eng:
         report = eng.index()
         chunks = list(eng.reader.all_chunks())
@@ -82,7 +77,7 @@ def test_only_what_is_asked_by_meaning_is_embedded(tmp_path: Path) -> None:
 
         # The count follows deletions and additions without a recount.
         (ws / "shop/data/regions.csv").unlink()
-        write(ws, {"shop/data/cities.tsv": "id\tname\n1\tBerlin\n"})
+        write_files(ws, {"shop/data/cities.tsv": "id\tname\n1\tBerlin\n"})
         eng.index()
         assert vector_target(eng.reader) == len(eng.parts.vectors)
         assert eng.state == "ready"
@@ -90,7 +85,7 @@ def test_only_what_is_asked_by_meaning_is_embedded(tmp_path: Path) -> None:
 
 def test_a_new_policy_drops_vectors_an_older_one_gave(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
-    write(ws, FILES)
+    write_files(ws, FILES)
     with Engine(ws, tmp_path / "idx") as eng:
         eng.index()
         catalog = [sc for sc in eng.reader.all_chunks() if not wants_vector(sc.chunk.path)]
@@ -128,7 +123,7 @@ def test_docs_are_embedded_from_their_head_and_tests_and_code_whole() -> None:
 def test_a_new_policy_reembeds_chunks_whose_embedded_text_it_changed(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     test_body = "def test_net_price():\n" + "".join(f"    assert x({i})\n" for i in range(9))
-    write(ws, {**FILES, "tests/test_pricing.py": test_body})
+    write_files(ws, {**FILES, "tests/test_pricing.py": test_body})
     with Engine(ws, tmp_path / "idx") as eng:
         eng.index()
         (test,) = [sc for sc in eng.reader.all_chunks() if sc.chunk.is_test]

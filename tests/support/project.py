@@ -105,6 +105,14 @@ def write_project(root: Path, files: dict[str, str] = PROJECT) -> None:
         path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
 
 
+def write_files(root: Path, files: dict[str, str]) -> None:
+    """Write ``files`` (path -> text, verbatim: indentation may be the point) under ``root``."""
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
 def git(root: Path, *args: str) -> str:
     """Run git in ``root``; its stripped stdout. Raises on failure."""
     return subprocess.run(
