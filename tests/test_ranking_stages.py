@@ -275,6 +275,25 @@ def test_dead_deprecated_code_sinks_and_generated_code_is_filtered() -> None:
     assert features.marked_deprecated(old) and not features.marked_deprecated(cand(chunk(4)))
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "@Deprecated\npublic void old() {}",
+        "warnings.warn('gone', DeprecationWarning)",
+        "/** @deprecated use next() */",
+        "This is deprecated.",
+        "Deprecated in 2.0",  # capitalised, no @: not a mark
+        "undeprecated_helper()",  # inside a word: not a mark
+        "DEPRECATED",
+        "def plain():\n    return 1",
+    ],
+)
+def test_the_deprecation_precheck_agrees_with_the_pattern(text: str) -> None:
+    """The substring check before the pattern must never hide one of its matches."""
+    got = features.marked_deprecated(cand(chunk(1, text=text)))
+    assert got == (features._DEPRECATED.search(text) is not None)
+
+
 def test_docs_rank_below_code_unless_the_question_asks_for_an_explanation() -> None:
     doc = chunk(1, path="docs/guide.md", symbol="", kind="window", language="text")
     assert featured([cand(doc)], "server port setting")[1].factor == features.NON_CODE_FACTOR

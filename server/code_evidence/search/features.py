@@ -48,8 +48,12 @@ _DEPRECATED = re.compile(r"@[Dd]eprecated|\bDeprecationWarning\b|\bdeprecated\b|
 
 
 def marked_deprecated(c: Candidate) -> bool:
-    """The chunk says it is deprecated (a decorator, a warning, a docstring word)."""
-    return _DEPRECATED.search(c.stored.chunk.text) is not None
+    """The chunk says it is deprecated (a decorator, a warning, a docstring word). Every match
+    of the pattern holds "eprecat", and a substring test is ~50x cheaper than the pattern's
+    search (its ``\\b`` alternatives try every position): on Django's chunks, 60 µs a chunk
+    for each of a question's ~150 candidates, twice, was a tenth of a find's median."""
+    text = c.stored.chunk.text
+    return "eprecat" in text and _DEPRECATED.search(text) is not None
 
 
 def owner_of(symbol: str) -> str | None:
