@@ -255,25 +255,14 @@ def length_batches(
 
 
 def _line_pieces(line: str) -> Iterator[str]:
-    """A line as pieces the tokenizer reads fast: whole, or cut at whitespace when long."""
-    if len(line) <= _COUNT_PIECE_CHARS:
-        yield line
-    else:
-        yield from _split_at_newlines(line, _COUNT_PIECE_CHARS)
-
-
-def _split_at_newlines(text: str, size: int) -> Iterator[str]:
+    """A line (no newline in it) as pieces the tokenizer reads fast: whole, or cut at
+    whitespace when long (no token spans whitespace, so the pieces' counts add up); a run with
+    no whitespace (one huge token) stays whole."""
     start = 0
-    while start < len(text):
-        end = start + size
-        if end < len(text):
-            cut = text.rfind("\n", start, end)
-            if cut <= start:  # no newline: cut at any whitespace, else (one huge token) anywhere
-                cut = max(text.rfind(" ", start, end), text.rfind("\t", start, end))
-            if cut > start:
-                end = cut + 1
-            else:
-                end = text.find("\n", end)  # keep the token whole: run to the next newline
-                end = len(text) if end == -1 else end + 1
-        yield text[start:end]
+    while start < len(line):
+        end = start + _COUNT_PIECE_CHARS
+        if end < len(line):
+            cut = max(line.rfind(" ", start, end), line.rfind("\t", start, end))
+            end = cut + 1 if cut > start else len(line)
+        yield line[start:end]
         start = end

@@ -108,16 +108,22 @@ def asks_outside_source(qa: QueryAnalysis) -> bool:
     return bool(set(re.findall(r"[a-z]+", headline.lower())) & _OUTSIDE_WORDS)
 
 
+def change_prior_applies(open_file: str | None, qa: QueryAnalysis) -> bool:
+    """The change-frequency prior is for a question in words without an open file: with one,
+    its co-change partners are the sharper use of the same history; a pasted error or stack
+    trace names its place by its own text, and how often a file changed says nothing about
+    where a message is raised. (The pipeline reads the churn counts only when this holds.)"""
+    return not open_file and qa.intent != "fix-failure" and not qa.frames and not qa.messages
+
+
 def change_prior(
     churn: dict[str, float] | None, editor: EditorState, qa: QueryAnalysis
 ) -> dict[str, float]:
     """path -> its churn on a log scale between the candidates' least changed file (0) and
     their most changed (1); nothing when they all changed alike (a one-commit repository), since
-    a vote every candidate gets says nothing and only flattens the scores. Only for a
-    question in words without an open file: with one, its co-change partners are the sharper
-    use of the same history; a pasted error or stack trace names its place by its own text,
-    and how often a file changed says nothing about where a message is raised."""
-    if not churn or editor.open_file or qa.intent == "fix-failure" or qa.frames or qa.messages:
+    a vote every candidate gets says nothing and only flattens the scores; nothing where
+    :func:`change_prior_applies` does not hold."""
+    if not churn or not change_prior_applies(editor.open_file, qa):
         return {}
     low = math.log1p(min(churn.values()))
     span = math.log1p(max(churn.values())) - low

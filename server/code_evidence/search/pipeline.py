@@ -208,7 +208,7 @@ def answer(
         cochange=rec.cochange,
         generated=index.reader.generated_files(),
         churn=churn.churn(index.reader, [c.stored.chunk.path for c in cands])
-        if not open_file
+        if features.change_prior_applies(open_file, qa)
         else None,
     )
     timings["features"] = StageTiming(len(cands), _ms(t0))
