@@ -10,11 +10,10 @@ BM25 documents stay; only chunk texts no cache has seen are embedded, in priorit
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 import threading
 import time
 from collections.abc import Callable
+from contextlib import closing
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,13 +27,11 @@ from ..filekinds import VECTOR_POLICY, is_bulk_path, is_doc_path, wants_vector
 from ..git import Git
 from ..models.embed_cache import EmbeddingCache, embed_with_cache, embedding_key, embedding_text
 from ..models.embedder import Embedder
-from ..secrets import config_like, file_line_spans, spans_in, text_line_spans
 from . import freshness
-from .chunk import chunk_file, detect_language
 from .cjk import analysis_version
-from .load import LoadedText, SkipFile, checked_text, load_text
 from .parts import IndexParts, lexdoc
 from .plan import Plan, chunking_key, chunks_per_file, overlaid, plan, plan_paths, vector_target
+from .reading import Reader
 from .relink import RESOLUTION_VERSION, LinkChange, Linker, Relinked
 from .scan import FileEntry, ScanResult, scan_paths, scan_workspace
 from .store import FileRow, StoredChunk
@@ -80,22 +77,6 @@ def merge_counts(*counts: dict[str, int]) -> dict[str, int]:
     for c in counts:
         for k, n in c.items():
             out[k] = out.get(k, 0) + n
-    return out
-
-
-def with_secrets(path: str, text: str, chunks: list[Chunk]) -> list[Chunk]:
-    """The chunks with the secret spans of the whole file (see ``secrets.file_line_spans``):
-    found once over the file, so a chunk holding only the middle of a key hides it too."""
-    lines = text.splitlines()
-    config = config_like(path)
-    spans = file_line_spans(lines, config)
-    out = []
-    for ch in chunks:
-        if "\n".join(lines[ch.start - 1 : ch.end]) == ch.text:
-            found = spans_in(spans, ch.start, ch.end)
-        else:  # not a slice of the file's lines: scan the chunk on its own
-            found = text_line_spans(ch.text, ch.start, config)
-        out.append(dataclasses.replace(ch, secrets=found) if found else ch)
     return out
 
 
@@ -170,34 +151,24 @@ class Indexer:
         touches: list[FileEntry] = []
         skips: list[tuple[FileEntry, str]] = []
         removed = list(work.removed)
-        for i, entry in enumerate(work.to_read):
-            if progress:
-                progress("read", i + 1, len(work.to_read))
-            if cancel is not None and cancel.is_set():
-                raise IndexCancelled("indexing cancelled before anything was written")
-            try:
-                if entry.path in overlays:
-                    text = checked_text(overlays[entry.path], entry.path, cfg.index)
-                    loaded = LoadedText(text, False)
+        hashes = {path: row.content_hash for path, row in known.items()}
+        reader = Reader(self.workspace, overlays, hashes, work.rechunk, cfg.index)
+        with closing(reader.read_all(work.to_read)) as results:
+            for i, read in enumerate(results):
+                if progress:
+                    progress("read", i + 1, len(work.to_read))
+                if cancel is not None and cancel.is_set():
+                    raise IndexCancelled("indexing cancelled before anything was written")
+                entry = read.entry
+                if read.skip is not None:
+                    skipped[read.skip] = skipped.get(read.skip, 0) + 1
+                    skips.append((entry, read.skip))
+                    if entry.path in known:
+                        removed.append(entry.path)
+                elif read.row is None:
+                    touches.append(entry)
                 else:
-                    loaded = load_text(self.workspace, entry.path, cfg.index)
-            except SkipFile as skip:
-                skipped[skip.reason] = skipped.get(skip.reason, 0) + 1
-                skips.append((entry, skip.reason))
-                if entry.path in known:
-                    removed.append(entry.path)
-                continue
-            content_hash = hashlib.sha256(loaded.text.encode("utf-8", "replace")).hexdigest()
-            old = known.get(entry.path)
-            if old is not None and old.content_hash == content_hash and not work.rechunk:
-                touches.append(entry)
-                continue
-            chunks = chunk_file(entry.path, loaded.text, cfg.index)
-            chunks = with_secrets(entry.path, loaded.text, chunks)
-            language = detect_language(entry.path, loaded.text)
-            imports = chunks[0].imports if chunks else ()
-            row = FileRow(entry.path, entry.size, entry.mtime_ns, content_hash, language, imports)
-            updates.append((entry, row, chunks, loaded.encoding_errors))
+                    updates.append((entry, read.row, read.chunks, read.encoding_errors))
 
         model_id = embedder().model_id if cfg.stages.vectors else None
         removed_ids: list[int] = []

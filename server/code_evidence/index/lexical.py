@@ -113,12 +113,15 @@ class LexicalIndex:
     @locked
     def add(self, docs: Sequence[LexDoc]) -> None:
         w = self._w()
+        last_path, path_text = None, ""  # a file's chunks come together: split its path once
         for d in docs:
+            if d.path != last_path:
+                last_path, path_text = d.path, " ".join(path_terms(d.path))
             doc = tantivy.Document()
             doc.add_unsigned("id", d.chunk_id)
             doc.add_text("body", " ".join(code_terms(d.text)))
             doc.add_text("symbol", " ".join(code_terms(d.symbol)))
-            doc.add_text("path", " ".join(path_terms(d.path)))
+            doc.add_text("path", path_text)
             w.add_document(doc)
 
     @locked
