@@ -1,13 +1,11 @@
 """The index pass: bring the index of one workspace up to date with its working tree.
 
 A pass compares the scan with the store by size and mtime (:func:`plan`), reads only the files
-that changed (editor buffers stand in for their files), chunks them, and writes the store as
-they come, in one transaction that raises ``derived_dirty``, with their BM25 documents handed
-to the lexical writer in batches (a pass holds a batch, not the workspace); the lexical index
-commits after the store, then the vectors follow and the flag is cleared (see ``parts.py``).
-Unchanged chunks keep their rows, so their vectors and BM25 documents stay; only chunk texts no
-cache has seen are embedded, in priority order (:func:`embed_priority`), and saved in steps so
-an interrupted pass keeps what it paid for.
+that changed (editor buffers stand in for their files), chunks them, and writes the store in
+one transaction that raises ``derived_dirty``; then the lexical and vector indexes follow and
+the flag is cleared (see ``parts.py``). Unchanged chunks keep their rows, so their vectors and
+BM25 documents stay; only chunk texts no cache has seen are embedded, in priority order
+(:func:`embed_priority`), and saved in steps so an interrupted pass keeps what it paid for.
 """
 
 from __future__ import annotations
@@ -31,12 +29,11 @@ from ..models.embed_cache import EmbeddingCache, embed_with_cache, embedding_key
 from ..models.embedder import Embedder
 from . import freshness
 from .cjk import analysis_version
-from .lexical import LexDoc
 from .parts import IndexParts, lexdoc
 from .plan import Plan, chunking_key, chunks_per_file, overlaid, plan, plan_paths, vector_target
 from .reading import Reader
 from .relink import RESOLUTION_VERSION, LinkChange, Linker, Relinked
-from .scan import ScanResult, scan_paths, scan_workspace
+from .scan import FileEntry, ScanResult, scan_paths, scan_workspace
 from .store import FileRow, StoredChunk
 
 if TYPE_CHECKING:
@@ -51,10 +48,6 @@ RECENT_DAYS = 90.0
 # Where a chunk's vector matters least comes last: a question about the code is answered first,
 # and BM25 already covers every chunk while the rest is embedded.
 PRIORITY_SOURCE, PRIORITY_OTHER, PRIORITY_TESTS, PRIORITY_BULK = 0, 1, 2, 3
-
-
-# BM25 documents handed to the writer at a time while a pass writes: bounds what waits.
-_DOCS_PER_ADD = 2048
 
 
 def _imports(row: FileRow | None) -> tuple[str, ...] | None:
@@ -151,107 +144,85 @@ class Indexer:
             # No git status: only Engine.status shows whether the tree is dirty (and asks).
             scan = scan_workspace(self.workspace, cfg.index, self.git, dirty=False)
             work = plan(parts.reader, overlaid(scan.files, job.overlays), key)
+        overlays = job.overlays
         skipped = dict(scan.skipped)
         known = work.known  # under the index lock the committed state is the store's state
+        updates: list[tuple[FileEntry, FileRow, list[Chunk], bool]] = []
+        touches: list[FileEntry] = []
+        skips: list[tuple[FileEntry, str]] = []
         removed = list(work.removed)
-        written: list[str] = []  # the files this pass wrote (read back by the relink)
+        hashes = {path: row.content_hash for path, row in known.items()}
+        reader = Reader(self.workspace, overlays, hashes, work.rechunk, cfg.index)
+        with closing(reader.read_all(work.to_read)) as results:
+            for i, read in enumerate(results):
+                if progress:
+                    progress("read", i + 1, len(work.to_read))
+                if cancel is not None and cancel.is_set():
+                    raise IndexCancelled("indexing cancelled before anything was written")
+                entry = read.entry
+                if read.skip is not None:
+                    skipped[read.skip] = skipped.get(read.skip, 0) + 1
+                    skips.append((entry, read.skip))
+                    if entry.path in known:
+                        removed.append(entry.path)
+                elif read.row is None:
+                    touches.append(entry)
+                else:
+                    updates.append((entry, read.row, read.chunks, read.encoding_errors))
+
         model_id = embedder().model_id if cfg.stages.vectors else None
         removed_ids: list[int] = []
-        # The new chunks are kept only for the embedder: a lexical-only pass holds no more
-        # than the files being read and a batch of BM25 documents, whatever the workspace.
         added: list[StoredChunk] = []
-        added_count = 0
+        graph_changed = bool(updates or removed)
         stamp = datetime.now(UTC).isoformat(timespec="seconds")
         # The links are current for the store before this pass: relink only what it moves.
         links_current = store.get_meta("resolution") == RESOLUTION_VERSION and not work.rechunk
-        hashes = {path: row.content_hash for path, row in known.items()}
-        reader = Reader(self.workspace, job.overlays, hashes, work.rechunk, cfg.index)
-        docs: list[LexDoc] = []
-        indexed: list[str] = []  # read and indexed, or unchanged: no longer a remembered skip
-        try:
-            # One transaction, written as the files are read: a cancel or an error rolls
-            # back the store and the BM25 documents added for it, so nothing changes.
-            with store.transaction():
-                store.set_meta({"derived_dirty": "1"})
-                store.forget_skipped(removed)
-                vectorless = 0  # change in the chunks that get no vector (wants_vector)
-                for path in removed:
-                    ids = store.remove_file(path)
-                    removed_ids.extend(ids)
-                    vectorless -= 0 if wants_vector(path) else len(ids)
-                with closing(reader.read_all(work.to_read)) as results:
-                    for i, read in enumerate(results):
-                        if progress:
-                            progress("read", i + 1, len(work.to_read))
-                        if cancel is not None and cancel.is_set():
-                            raise IndexCancelled("indexing cancelled before anything was written")
-                        entry = read.entry
-                        if read.skip is not None:
-                            skipped[read.skip] = skipped.get(read.skip, 0) + 1
-                            if entry.path in known:
-                                ids = store.remove_file(entry.path)
-                                removed_ids.extend(ids)
-                                vectorless -= 0 if wants_vector(entry.path) else len(ids)
-                                removed.append(entry.path)
-                            store.forget_skipped([entry.path])
-                            store.set_skipped(
-                                entry.path, entry.size, entry.mtime_ns, entry.mode, read.skip
-                            )
-                            continue
-                        indexed.append(entry.path)
-                        if read.row is None:
-                            store.touch_file(entry.path, entry.size, entry.mtime_ns)
-                            continue
-                        row = read.row
-                        existing = {sc.chunk.hash: sc for sc in store.chunks_of(row.path)}
-                        keep: list[tuple[int, Chunk]] = []
-                        new = []
-                        for ch in read.chunks:
-                            old_sc = existing.pop(ch.hash, None)
-                            if old_sc is not None:  # same text; lines above may have moved
-                                keep.append((old_sc.id, ch))
-                            else:
-                                key_ = embedding_key(ch, model_id) if model_id else None
-                                new.append((ch, key_))
-                        gone, ids = store.replace_file(
-                            row, keep, new, read.encoding_errors, scan.git.commit, stamp
-                        )
-                        removed_ids.extend(gone)
-                        vectorless += 0 if wants_vector(row.path) else len(ids) - len(gone)
-                        written.append(row.path)
-                        fresh = [
-                            StoredChunk(cid, ch, k) for cid, (ch, k) in zip(ids, new, strict=True)
-                        ]
-                        added_count += len(fresh)
-                        docs.extend(lexdoc(sc) for sc in fresh)
-                        if model_id:
-                            added.extend(fresh)
-                        if len(docs) >= _DOCS_PER_ADD:
-                            parts.lexical.add(docs)
-                            docs = []
-                store.forget_skipped(indexed)
-                if docs:
-                    parts.lexical.add(docs)
-                if removed_ids:  # chunk ids are never reused: deletes and adds in any order
-                    parts.lexical.delete(removed_ids)
-                graph_changed = bool(written or removed)
-                if graph_changed:  # relinked below, once the change is searchable
-                    store.set_meta({"resolution": ""})
-                policy_changed = self._count_vectorless(vectorless)
-                meta = {
-                    "commit": scan.git.commit,
-                    "branch": scan.git.branch,
-                    "indexed_at": stamp,
-                    "model": model_id,
-                    "chunking": key,
-                }
-                store.set_meta(meta)
-        except BaseException:
-            parts.lexical.rollback()
-            raise
-        if removed_ids or added_count:
+        with store.transaction():
+            store.set_meta({"derived_dirty": "1"})
+            store.forget_skipped(
+                [*removed, *(e.path for e in touches), *(u[0].path for u in updates)]
+            )
+            for entry, reason in skips:
+                store.set_skipped(entry.path, entry.size, entry.mtime_ns, entry.mode, reason)
+            for entry in touches:
+                store.touch_file(entry.path, entry.size, entry.mtime_ns)
+            vectorless = 0  # change in the chunks that get no vector (wants_vector)
+            for path in removed:
+                ids = store.remove_file(path)
+                removed_ids.extend(ids)
+                vectorless -= 0 if wants_vector(path) else len(ids)
+            for _entry, row, chunks, enc_err in updates:
+                existing = {sc.chunk.hash: sc for sc in store.chunks_of(row.path)}
+                keep: list[tuple[int, Chunk]] = []
+                new = []
+                for ch in chunks:
+                    old_sc = existing.pop(ch.hash, None)
+                    if old_sc is not None:  # same text; lines above it may have come or gone
+                        keep.append((old_sc.id, ch))
+                    else:
+                        new.append((ch, embedding_key(ch, model_id) if model_id else None))
+                gone, ids = store.replace_file(row, keep, new, enc_err, scan.git.commit, stamp)
+                removed_ids.extend(gone)
+                vectorless += 0 if wants_vector(row.path) else len(ids) - len(gone)
+                added.extend(
+                    StoredChunk(cid, ch, key) for cid, (ch, key) in zip(ids, new, strict=True)
+                )
+            if graph_changed:  # relinked below, once the change is searchable
+                store.set_meta({"resolution": ""})
+            policy_changed = self._count_vectorless(vectorless)
+            meta = {
+                "commit": scan.git.commit,
+                "branch": scan.git.branch,
+                "indexed_at": stamp,
+                "model": model_id,
+                "chunking": key,
+            }
+            store.set_meta(meta)
+        if removed_ids or added:
             if progress:
                 progress("lexical", 0, 1)
+            parts.lexical.delete(removed_ids)
+            parts.lexical.add([lexdoc(sc) for sc in added])
             parts.lexical.commit()
             # A save rewrites the whole vector file: only when a vector actually went.
             gone = [i for i in removed_ids if i in parts.vectors]
@@ -263,7 +234,7 @@ class Indexer:
         # The generation (part of every cached answer's key) moves only now that the lexical
         # and vector indexes hold the change: an answer computed in between is keyed under the
         # old generation and can never be served for the new state.
-        generation = int(store.get_meta("generation") or 0) + int(graph_changed)
+        generation = int(store.get_meta("generation") or 0) + int(bool(updates or removed))
         store.set_meta_now(
             {
                 "derived_dirty": "0",
@@ -277,8 +248,8 @@ class Indexer:
         if store.get_meta("resolution") != RESOLUTION_VERSION:
             change = None
             if links_current and graph_changed:
-                before = {path: _imports(known.get(path)) for path in written}
-                change = LinkChange(before, frozenset(removed))
+                written = {row.path: _imports(known.get(row.path)) for _, row, _, _ in updates}
+                change = LinkChange(written, frozenset(removed))
             with store.transaction():
                 self._relink_imports(cfg, change)
                 store.set_meta({"generation": str(generation + 1)})  # answers saw old links
@@ -300,11 +271,11 @@ class Indexer:
         files_indexed, chunks_total = store.counts()
         return IndexReport(
             files_seen=files_indexed if targeted is not None else len(scan.files),
-            files_changed=len(written),
+            files_changed=len(updates),
             files_removed=len(removed),
             files_skipped=sum(skipped.values()),
             chunks_total=chunks_total,
-            chunks_added=added_count,
+            chunks_added=len(added),
             chunks_removed=len(removed_ids),
             embedded=embedded,
             vectors_from_cache=from_cache,

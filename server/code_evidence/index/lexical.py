@@ -140,15 +140,6 @@ class LexicalIndex:
         self._w().delete_all_documents()
 
     @locked
-    def rollback(self) -> None:
-        """Drop what was added and deleted since the last commit: the store's transaction
-        those documents were written for did not commit."""
-        if self._writer is not None:
-            self._writer.rollback()
-            self._writer.wait_merging_threads()
-            self._writer = None
-
-    @locked
     def commit(self) -> None:
         if self._writer is not None:
             self._writer.commit()
