@@ -149,6 +149,14 @@ class LexicalIndex:
         self.index.reload()
 
     @locked
+    def rollback(self) -> None:
+        """Drop what was added or deleted since the last commit (a pass that failed or was
+        cancelled after its store transaction rolled back)."""
+        if self._writer is not None:
+            self._writer.rollback()
+            self._writer = None
+
+    @locked
     def __len__(self) -> int:
         return int(self.index.searcher().num_docs)
 
