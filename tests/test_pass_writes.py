@@ -14,7 +14,6 @@ import pytest
 from code_evidence.api import FindRequest
 from code_evidence.config import Config
 from code_evidence.engine import Engine
-from code_evidence.index import indexer
 from code_evidence.index.indexer import IndexCancelled
 from code_evidence.index.lexical import LexicalIndex
 from code_evidence.index.store import Store
@@ -37,11 +36,10 @@ def _workspace(root: Path) -> None:
         (root / "pkg" / f"mod_{i}.py").write_text(body)
 
 
-def test_bm25_documents_go_to_the_writer_in_batches_as_files_are_read(
+def test_bm25_documents_go_to_the_writer_as_files_are_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _workspace(tmp_path / "ws")
-    monkeypatch.setattr(indexer, "_DOCS_PER_ADD", 10)
     batches: list[int] = []
     real_add = LexicalIndex.add
 
@@ -53,7 +51,7 @@ def test_bm25_documents_go_to_the_writer_in_batches_as_files_are_read(
     with Engine(tmp_path / "ws", tmp_path / "idx", config=_cfg()) as eng:
         report = eng.index()
         assert report.chunks_added == sum(batches) == len(eng.parts.lexical)
-        assert len(batches) > 1 and max(batches) < 10 + FUNCS  # a batch, plus one file's
+        assert len(batches) == FILES and max(batches) == FUNCS  # file by file
         hits = eng.find(FindRequest(query="handler_17_2"), refresh=False).results
         assert hits and hits[0].path == "pkg/mod_17.py"
 
@@ -63,7 +61,6 @@ def test_a_pass_cancelled_while_writing_leaves_store_and_bm25_as_they_were(
 ) -> None:
     ws = tmp_path / "ws"
     _workspace(ws)
-    monkeypatch.setattr(indexer, "_DOCS_PER_ADD", 10)  # documents reach the writer early
     with Engine(ws, tmp_path / "idx", config=_cfg()) as eng:
         eng.index()
         before = (eng.status().chunks, len(eng.parts.lexical))
@@ -89,7 +86,6 @@ def test_an_error_while_writing_rolls_back_the_bm25_documents_too(
 ) -> None:
     ws = tmp_path / "ws"
     _workspace(ws)
-    monkeypatch.setattr(indexer, "_DOCS_PER_ADD", 10)  # documents reach the writer early
     real = Store.replace_file
     calls = [0]
 
