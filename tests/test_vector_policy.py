@@ -98,7 +98,7 @@ def test_a_new_policy_drops_vectors_an_older_one_gave(tmp_path: Path) -> None:
         assert eng.state == "ready"
 
 
-def test_docs_and_tests_are_embedded_from_their_head_and_code_whole() -> None:
+def test_docs_are_embedded_from_their_head_and_tests_and_code_whole() -> None:
     body = "".join(f"    assert check({i})\n" for i in range(30))
     test = Chunk(
         path="tests/test_pricing.py",
@@ -111,19 +111,13 @@ def test_docs_and_tests_are_embedded_from_their_head_and_code_whole() -> None:
         hash="h",
         is_test=True,
     )
-    # A test keeps its signature and first two lines (policy 4), not just its first line.
-    assert embedding_text(test) == (
-        "tests/test_pricing.py\ntest_net_price\n"
-        "def test_net_price():\n    assert check(0)\n    assert check(1)"
-    )
+    assert embedding_text(test).endswith(body)  # a test whole: cut, it outranked the code
     doc = dataclasses.replace(
         test, path="docs/pricing.rst", symbol="", is_test=False, text="\n".join(map(str, range(20)))
     )
     assert embedding_text(doc) == "docs/pricing.rst\n\n" + "\n".join(map(str, range(8)))
     code = dataclasses.replace(test, path="shop/pricing.py", is_test=False)
     assert embedding_text(code).endswith(body)  # source code whole (the model cuts at 256)
-    short = dataclasses.replace(test, text="def test_one():\n    assert one()\n")
-    assert embedding_text(short).endswith(short.text)  # a short test whole
 
 
 def test_a_new_policy_reembeds_chunks_whose_embedded_text_it_changed(tmp_path: Path) -> None:
@@ -136,10 +130,11 @@ def test_a_new_policy_reembeds_chunks_whose_embedded_text_it_changed(tmp_path: P
         (code,) = [sc for sc in eng.reader.all_chunks() if sc.chunk.path == "shop/pricing.py"]
         model = eng.embedder.model_id
         assert test.emb_key == embedding_key(test.chunk, model)
-        # An index written under policy 3 embedded the whole test.
-        old = text_key(f"{test.chunk.path}\n{test.chunk.symbol}\n{test.chunk.text}", model)
+        # An index written under policy 2 embedded only the test's first line.
+        head = test.chunk.text.split("\n", 1)[0]
+        old = text_key(f"{test.chunk.path}\n{test.chunk.symbol}\n{head}", model)
         eng.parts.store.set_emb_keys([(test.id, old)])
-        eng.parts.store.set_meta_now({"vector_policy": "3"})
+        eng.parts.store.set_meta_now({"vector_policy": "2"})
         report = eng.index()
         (now,) = [sc for sc in eng.reader.all_chunks() if sc.chunk.is_test]
         assert now.emb_key == embedding_key(now.chunk, model) != old

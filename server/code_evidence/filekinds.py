@@ -138,9 +138,8 @@ def is_outside_source(path: str) -> bool:
 # answers exactly; on Django the catalogs alone were most of the embedding time. Bump
 # VECTOR_POLICY when wants_vector or what is embedded of a chunk (``embed_cache.embedding_text``)
 # changes: the next pass re-decides every chunk. 2: tests and docs embedded from their head;
-# 3: docs only (tests whole again: the cut cost quality, docs/performance.md); 4: tests from
-# their first three lines.
-VECTOR_POLICY = "4"
+# 3: docs only (tests whole again: the cut cost quality, docs/performance.md).
+VECTOR_POLICY = "3"
 CATALOG_SUFFIXES = (".po", ".pot", ".mo", ".xliff", ".xlf")
 LOCKFILE_NAMES = frozenset(
     {
