@@ -6,16 +6,19 @@ for questions that hold Chinese, and is never reached by an English question."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from code_evidence.api import Chunk
+from code_evidence.api import Chunk, FindRequest
+from code_evidence.engine import Engine
 from code_evidence.index.store import StoredChunk
 from code_evidence.models import multilingual as model
 from code_evidence.search import multilingual, rerank
 from code_evidence.search.candidate import Candidate
 from code_evidence.search.query import analyze
+from support.project import git, init_repo
 
 
 def _cand(i: int, path: str, text: str, symbol: str, score: float) -> Candidate:
@@ -117,3 +120,44 @@ def test_the_encoder_reads_a_candidates_first_lines_only() -> None:
     text = multilingual.candidate_text(_cand(1, "a.py", long, "f", 1.0))
     assert text.count("\n") == multilingual.LINES - 1
     assert len(text) <= multilingual.MAX_CHARS
+
+
+def test_the_pipeline_asks_it_for_chinese_questions_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Wired into the engine: a Chinese question on code commented in Chinese (where the
+    English-only models step aside) and one on English code are scored by it; an English
+    question is not, and its ranking is what it was with the scorer absent."""
+    seen: list[str] = []
+    score = multilingual.MultilingualReranker.score
+
+    def spy(self, qa, cands, deadline):  # type: ignore[no-untyped-def]
+        seen.append(qa.raw)
+        return score(self, qa, cands, deadline)
+
+    monkeypatch.setattr(multilingual.MultilingualReranker, "score", spy)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "lru.py").write_text(
+        'def evict(limit):\n    """按最近最少使用的顺序淘汰缓存条目。"""\n    _cache.clear()\n',
+        encoding="utf-8",
+    )
+    (ws / "args.py").write_text(
+        'def parse_args(argv):\n    """Parse command line arguments."""\n    return argv\n',
+        encoding="utf-8",
+    )
+    init_repo(ws)
+    git(ws, "add", "-A")
+    git(ws, "commit", "-q", "-m", "init")
+    with Engine(ws, tmp_path / "idx") as eng:
+        eng.index()
+        for question in ("缓存条目是怎么淘汰的？", "在哪里解析命令行参数"):
+            res = eng.find(FindRequest(question, depth="deep"), refresh=False)
+            assert seen[-1] == question and res.results
+        english = eng.find(FindRequest("Where are command line arguments parsed?"), refresh=False)
+        assert seen == ["缓存条目是怎么淘汰的？", "在哪里解析命令行参数"]
+        monkeypatch.setattr(multilingual, "rerankers", lambda qa, enabled, notes: [])
+        again = eng.find(FindRequest("Where are command line arguments parsed? "), refresh=False)
+        assert [(e.path, e.score) for e in english.results] == [
+            (e.path, e.score) for e in again.results
+        ]
