@@ -87,7 +87,7 @@ class Outcome:
 def outcome(case: dict, languages: dict[str, str]) -> Outcome:
     cid = case["id"]
     workspace = cid.rsplit("@", 1)[-1] if "@" in cid else cid.split(":", 1)[0]
-    family = "Python" if languages.get(workspace, "other") == "Python" else "other languages"
+    family = family_of(workspace, languages)
     m = case["metrics"]
     answerable = case["group"] != "unanswerable"
     return Outcome(
@@ -121,18 +121,31 @@ def project_of(dataset: str) -> str:
     return dataset.split("-", 1)[0]
 
 
-def rows(report: dict) -> list[Row]:
+def family_of(dataset: str, languages: Mapping[str, str]) -> str:
+    return "Python" if languages.get(dataset, "other") == "Python" else "other languages"
+
+
+def rows(report: dict, wide: bool = False) -> list[Row]:
+    """The cases of a ``quality.py`` report, or with ``wide`` of a ``refusal.py`` report (other
+    projects' questions in every commit workspace: ``unanswerable-same / F`` when the question
+    is of the workspace's language family F, ``unanswerable-cross / F`` when it is not)."""
     out = []
+    languages = report["languages"]
     for c in report["cases_full"]:
         if not c.get("signals"):
             continue  # an empty answer: refused whatever the model says
-        o = outcome(c, report["languages"])
+        o = outcome(c, languages)
         asked = c["id"].split(":", 1)[0]
+        group = o.group
+        if wide:
+            family = family_of(o.workspace, languages)
+            kind = "same" if family_of(asked, languages) == family else "cross"
+            group = f"unanswerable-{kind} / {family}"
         out.append(
             Row(
                 projects=frozenset({project_of(o.workspace), project_of(asked)}),
                 project=project_of(o.workspace),
-                group=o.group,
+                group=group,
                 signals=c["signals"],
                 by_rule=bool(c.get("refused_by_rule")),
                 answerable=o.answerable,
@@ -440,6 +453,14 @@ def main(argv: list[str] | None = None) -> int:
         help="the bound the line is chosen under: half a point below the 3 %% target, since a "
         "line chosen on six projects drifts on the seventh",
     )
+    ap.add_argument(
+        "--unanswerable",
+        type=Path,
+        action="append",
+        default=[],
+        help="a refusal.py JSON report: other projects' questions in every commit workspace, "
+        "fitted on and measured as unanswerable-same / unanswerable-cross",
+    )
     ap.add_argument("--min-group", type=int, default=30)
     ap.add_argument("--l2", type=float, default=1.0)
     ap.add_argument("--unanswerable-weight", type=float, default=1.0)
@@ -462,6 +483,8 @@ def main(argv: list[str] | None = None) -> int:
     data = rows(report)
     for path in args.chinese:
         data += chinese_rows(json.loads(path.read_text(encoding="utf-8")))
+    for path in args.unanswerable:
+        data += rows(json.loads(path.read_text(encoding="utf-8")), wide=True)
     if not data:
         raise SystemExit(f"{args.report}: no case carries the verdict's signals (older report?)")
     names = (
