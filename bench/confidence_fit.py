@@ -69,6 +69,8 @@ NOT_FITTED = ("commit c", "message-template")
 CURVE = [round(0.05 * i, 2) for i in range(0, 19)]
 BINS = [(0.0, 0.1), (0.1, 0.2), (0.2, 0.4), (0.4, 0.6), (0.6, 0.8), (0.8, 0.9), (0.9, 1.01)]
 ALL = "*"  # the key of a line that judges every answer
+# The groups of refusal.py's wide unanswerable set (rows(report, wide=True)).
+WIDE = ("unanswerable-same", "unanswerable-cross")
 # chinese.py's rows fitted on: the Chinese questions as the engine answers them.
 CHINESE_ROW = "zh full"
 
@@ -110,6 +112,11 @@ class Row:
     right: bool  # the first scored file is gold
     wrong: bool  # no gold file in the top 5
     shipped: float  # the confidence the report's engine gave
+
+    @property
+    def wide(self) -> bool:
+        """One of ``refusal.py``'s questions (:func:`rows` with ``wide``)."""
+        return self.group.startswith(WIDE)
 
     @property
     def family(self) -> str:
@@ -202,14 +209,18 @@ def fit(
     l2: float,
     unanswerable_weight: float = 1.0,
     means: Mapping[str, float] | None = None,
+    wide_weight: float = 1.0,
 ) -> tuple[float, np.ndarray]:
     """Logistic regression by Newton steps; the intercept is not penalised; each unanswerable
-    case counts ``unanswerable_weight`` times. Rows of the ``NOT_FITTED`` groups are left out
-    here (they are still predicted and measured)."""
+    case counts ``unanswerable_weight`` times, each of the wide set's (``refusal.py``)
+    ``wide_weight`` times. Rows of the ``NOT_FITTED`` groups are left out here (they are still
+    predicted and measured)."""
     rs = [r for r in rs if not r.group.startswith(NOT_FITTED)]
     x = np.hstack([np.ones((len(rs), 1)), matrix(rs, names, means)])
     y = np.array([float(r.right) for r in rs])
-    weight = np.array([1.0 if r.answerable else unanswerable_weight for r in rs])
+    weight = np.array(
+        [1.0 if r.answerable else wide_weight if r.wide else unanswerable_weight for r in rs]
+    )
     w = np.zeros(x.shape[1])
     penalty = np.full(x.shape[1], l2)
     penalty[0] = 0.0
@@ -245,9 +256,17 @@ class Settings:
     min_group: int = 30
     unanswerable_weight: float = 1.0
     per_family: bool = False
+    wide_weight: float = 1.0
 
     def fit(self, rs: Sequence[Row]) -> tuple[float, np.ndarray]:
-        return fit(rs, self.names, self.l2, self.unanswerable_weight, signal_means(rs))
+        return fit(
+            rs,
+            self.names,
+            self.l2,
+            self.unanswerable_weight,
+            signal_means(rs),
+            self.wide_weight,
+        )
 
     def scores(self, train: Sequence[Row], test: Sequence[Row]) -> np.ndarray:
         """``test`` scored by the weights fitted on ``train``, unobserved signals imputed with
@@ -461,6 +480,12 @@ def main(argv: list[str] | None = None) -> int:
         help="a refusal.py JSON report: other projects' questions in every commit workspace, "
         "fitted on and measured as unanswerable-same / unanswerable-cross",
     )
+    ap.add_argument(
+        "--wide-weight",
+        type=float,
+        default=1.0,
+        help="how many answers each --unanswerable case counts as in the fit",
+    )
     ap.add_argument("--min-group", type=int, default=30)
     ap.add_argument("--l2", type=float, default=1.0)
     ap.add_argument("--unanswerable-weight", type=float, default=1.0)
@@ -497,6 +522,7 @@ def main(argv: list[str] | None = None) -> int:
         args.min_group,
         args.unanswerable_weight,
         args.line_per_family,
+        args.wide_weight,
     )
 
     shipped_line = float(
