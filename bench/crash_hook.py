@@ -59,7 +59,7 @@ def _counter(n: int) -> Callable[[], bool]:
 
 
 def install(point: str, n: int) -> None:
-    from code_evidence.index import indexer, lexical, store, vectors
+    from code_evidence.index import indexer, lexical, reading, store, vectors
 
     hit = _counter(n)
 
@@ -81,7 +81,7 @@ def install(point: str, n: int) -> None:
         setattr(owner, name, patched)
 
     if point == "chunk":
-        wrap(indexer, "chunk_file")
+        wrap(reading, "chunk_file")  # the pass reads files there (index/reading.py)
     elif point == "sqlite":
         wrap(store.Store, "replace_file", before=False)
     elif point == "store-commit":

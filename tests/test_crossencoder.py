@@ -13,7 +13,7 @@ from code_evidence.config import Config, ConfigError, load_config
 from code_evidence.engine import Engine
 from code_evidence.index.store import StoredChunk
 from code_evidence.models import crossencoder
-from code_evidence.models.passage import passage_text
+from code_evidence.models.passage import QUERY_TOKENS, passage_text
 from code_evidence.search import rerank
 from code_evidence.search.candidate import Candidate
 from code_evidence.search.query import analyze
@@ -117,9 +117,10 @@ class _Counting:
         self.pairs = 0
         self.ms_per_pair = inner.ms_per_pair
 
-    def scores(self, query: str, passages: list[str]):  # type: ignore[no-untyped-def]
-        self.pairs += len(passages)
-        return self.inner.scores(query, passages)
+    def submit(self, query: str, passage: str, go):  # type: ignore[no-untyped-def]
+        future = self.inner.submit(query, passage, go)
+        self.pairs += future is not None
+        return future
 
 
 def test_undecodable_text_is_scored_not_raised(model: crossencoder.CrossEncoder) -> None:
@@ -141,6 +142,43 @@ def test_score_cache_skips_pairs_already_scored(model: crossencoder.CrossEncoder
     assert rr.score(qa, fresh, math.inf) == 4
     assert counting.pairs == 4  # all four came from the cache
     assert [c.cross for c in fresh[:4]] == first
+
+
+def test_pairs_run_at_once_score_as_each_alone(model: crossencoder.CrossEncoder) -> None:
+    """The stage runs up to one pair per core at once; each pair is still alone in its run,
+    so its logit is the one it gets by itself (and the one the cache holds)."""
+    assert model.workers >= 1
+    rr = rerank.CrossEncoderReranker(model, crossencoder.ScoreCache(), len(PAIRS), 0.5)
+    qa = analyze(PAIRS[0][0])
+    cands = [_cand(i, p[1], f"h{i}") for i, p in enumerate(PAIRS)]
+    assert rr.score(qa, cands, math.inf) == len(PAIRS)
+    query = " ".join(qa.model_text.split()[:QUERY_TOKENS])
+    for c in cands:
+        ch = c.stored.chunk
+        alone = passage_text(ch.path, ch.symbol, ch.text)  # short: no window cuts it
+        assert c.cross == pytest.approx(float(model.scores(query, [alone])[0]), abs=1e-6)
+
+
+def test_a_deadline_mid_head_leaves_a_scored_prefix(model: crossencoder.CrossEncoder) -> None:
+    """Pairs stop being started once the time left is under a pair's cost; every started
+    pair finishes, so the scored candidates are the head's first ones, none skipped."""
+
+    starts = []
+    real_submit = model.submit
+
+    def submit(query: str, passage: str, go):  # type: ignore[no-untyped-def]
+        def limited() -> bool:  # the fourth start finds no time left (later ones would)
+            starts.append(passage)
+            return len(starts) != 4 and go()
+
+        return real_submit(query, passage, limited)
+
+    rr = rerank.CrossEncoderReranker(model, crossencoder.ScoreCache(), len(PAIRS), 0.5)
+    rr.model = type("Limited", (), {"submit": staticmethod(submit), "ms_per_pair": 0.0})()  # type: ignore[assignment]
+    qa = analyze(PAIRS[3][0])
+    cands = [_cand(i, p[1], f"k{i}") for i, p in enumerate(PAIRS)]
+    assert rr.score(qa, cands, math.inf) == 3
+    assert [c.cross is not None for c in cands] == [True] * 3 + [False] * (len(PAIRS) - 3)
 
 
 def test_interactive_deadline_limits_pairs_deep_does_not(model: crossencoder.CrossEncoder) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from code_evidence.engine import Engine
-from code_evidence.index import indexer
+from code_evidence.index import indexer, relink
 from code_evidence.index.generated import GENERATED_META
 from code_evidence.index.relink import Linker, Relinked
 from code_evidence.index.store import Store
@@ -260,4 +260,39 @@ def test_a_rust_change_redoes_its_crates_impl_edges(
     done, read = reads.last()
     assert not done.full and read == set(crate)
     assert ("rs/bytes/src/buf/take.rs", "rs/bytes/src/lib.rs") not in links(engine.parts.store)[1]
+    assert_equals_full_relink(engine, tmp_path)
+
+
+def test_a_save_of_an_existing_file_walks_no_path_list(
+    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The paths' languages, the manifests and what they decide are kept between relinks
+    that change neither: a save walks no list of every path and reads no manifest; a new
+    file or another process's relink (the epoch) makes them read afresh."""
+    walks: list[int] = []
+    real = relink.path_facts
+
+    def counted(paths: Any, manifests: Any) -> Any:
+        walks.append(1)
+        return real(paths, manifests)
+
+    monkeypatch.setattr(relink, "path_facts", counted)
+    write(
+        engine, "src/app/core.py", "from app.util import helper_2\n\n\ndef core():\n    return 3\n"
+    )
+    engine.index(paths=["src/app/core.py"])
+    assert walks == []
+    assert_equals_full_relink(engine, tmp_path)  # a fresh Linker: it walks them
+    walks.clear()
+
+    write(engine, "src/app/extra.py", "def extra():\n    return 1\n")  # the file set moves
+    engine.index(paths=["src/app/extra.py"])
+    assert walks == [1]
+    assert_equals_full_relink(engine, tmp_path)
+    walks.clear()
+
+    engine.parts.store.set_meta_now({relink.EPOCH_META: "another process"})
+    write(engine, "web/app.js", "export function start() { return 2 }\n")
+    engine.index(paths=["web/app.js"])
+    assert walks == [1]
     assert_equals_full_relink(engine, tmp_path)

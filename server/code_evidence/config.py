@@ -124,7 +124,7 @@ class RankingConfig:
     # Weight of the model score against the first-stage score.
     rerank_blend: float = _key(0.25, 0.0, 10.0)
     cross_encoder_for: str = "descriptions"  # or "all": see crossencoder.reads_as_description
-    # onnxruntime threads for the cross-encoder (0: physical cores; more never helps).
+    # Cross-encoder pairs run at once, one onnxruntime thread each (0: physical cores).
     rerank_threads: int = _key(0, 0, physical_cores)
     # Confidence (the chance the first file is right) under this: evidence is reported as weak.
     # The line fitted with the confidence model (search/confidence_model.json, "line").

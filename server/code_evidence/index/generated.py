@@ -200,12 +200,36 @@ def _inside(path: str, dirs: set[str]) -> bool:
     return any(path.startswith(d + "/") for d in dirs)
 
 
+@dataclass(frozen=True, slots=True)
+class PathFacts:
+    """What the paths and manifests alone decide, kept by the relink between passes that
+    change neither (a save of an existing file): the sorted paths, their path-decided reasons
+    (:func:`_path_reasons`) and the code files by name (the twin groups). Each is a pass over
+    every path, which a monorepo's save should not pay for."""
+
+    known: list[str]
+    known_set: frozenset[str]
+    reasons: dict[str, str]
+    by_name: dict[str, list[str]]
+
+
+def path_facts(paths: Iterable[str], manifests: Mapping[str, str]) -> PathFacts:
+    known = sorted(set(paths))
+    by_name: dict[str, list[str]] = defaultdict(list)
+    for p in known:
+        name = posixpath.basename(p)
+        if posixpath.splitext(name)[1] in _CODE_EXTS:
+            by_name[name].append(p)
+    return PathFacts(known, frozenset(known), _path_reasons(known, manifests), dict(by_name))
+
+
 def find_generated(
     paths: Iterable[str],
     manifests: Mapping[str, str],
     text_of: Callable[[str], str | None],
     previous: GeneratedFiles | None = None,
     changed: Collection[str] = (),
+    facts: PathFacts | None = None,
 ) -> GeneratedFiles:
     """Build outputs and twins among ``paths``. ``manifests``: the text of ``package.json``,
     ``tsconfig*.json`` and the root ``.gitattributes`` by path; ``text_of``: a file's indexed
@@ -214,42 +238,55 @@ def find_generated(
     ``previous``: the finding before ``changed`` (paths written or removed since, with the same
     manifests): then only what they can move is read again (their own text, the name groups
     they belong to, files whose path-decided reason changed) and the rest is carried over; the
-    result equals a finding from scratch."""
-    known = sorted(set(paths))
+    result equals a finding from scratch. ``facts``: :func:`path_facts` of these paths and
+    manifests, when the caller kept them."""
+    facts = facts or path_facts(paths, manifests)
     changed = set(changed)
-    reasons = _path_reasons(known, manifests)
+    reasons = dict(facts.reasons)
     # What the last finding decided from paths and bundle heads, twins aside.
     before = None if previous is None else _untwinned(previous.reasons)
-    for p in known:
-        if p not in reasons and p.endswith(_BUNDLE_EXTS):
-            if before is not None and p not in changed and p not in before:
-                continue  # checked last time, same text: not a bundle then, not now
-            if before is not None and p not in changed and before.get(p) == BUNDLE:
-                reasons[p] = BUNDLE
+    if before is None:
+        for p in facts.known:
+            _read_reason(p, reasons, text_of)
+    else:  # the others' texts are as they were: so is what was read from them
+        for p, reason in before.items():
+            if p in changed or p in reasons or p not in facts.known_set:
                 continue
-            text = text_of(p)
-            if text and (_SOURCE_MAP.search(text[-2000:]) or _BUNDLE_HEAD.search(text[:600])):
-                reasons[p] = BUNDLE
-        elif p not in reasons and p.endswith(".go"):
-            if before is not None and p not in changed and before.get(p) in (None, BUILD_VARIANT):
-                if before.get(p) == BUILD_VARIANT:
-                    reasons[p] = BUILD_VARIANT
-                continue  # read last time, same text: the same constraint
-            text = text_of(p)
-            if text and off_by_default(text):
-                reasons[p] = BUILD_VARIANT
+            if (reason == BUNDLE and p.endswith(_BUNDLE_EXTS)) or (
+                reason == BUILD_VARIANT and p.endswith(".go")
+            ):
+                reasons[p] = reason
+            else:  # its path decided last time, and no longer does: its text was never read
+                _read_reason(p, reasons, text_of)
+        for p in sorted(changed & facts.known_set):
+            _read_reason(p, reasons, text_of)
     if previous is None or before is None:
-        source_of = _twins(known, reasons, text_of)
+        source_of = _twins(facts, reasons, text_of)
     else:
         moved = {p for p in before.keys() | reasons.keys() if before.get(p) != reasons.get(p)}
         redo = {posixpath.basename(p) for p in (*changed, *moved)}
         source_of = {
             c: s for c, s in previous.source_of.items() if posixpath.basename(c) not in redo
         }
-        source_of.update(_twins(known, reasons, text_of, only=redo))
+        source_of.update(_twins(facts, reasons, text_of, only=redo))
     for copy, src in source_of.items():
         reasons.setdefault(copy, f"{TWIN} {src}")
     return GeneratedFiles(reasons, source_of)
+
+
+def _read_reason(p: str, reasons: dict[str, str], text_of: Callable[[str], str | None]) -> None:
+    """What a file's own text decides, where its path decided nothing: a bundle's head or
+    source map, a Go build constraint that leaves it out of a default build."""
+    if p in reasons:
+        return
+    if p.endswith(_BUNDLE_EXTS):
+        text = text_of(p)
+        if text and (_SOURCE_MAP.search(text[-2000:]) or _BUNDLE_HEAD.search(text[:600])):
+            reasons[p] = BUNDLE
+    elif p.endswith(".go"):
+        text = text_of(p)
+        if text and off_by_default(text):
+            reasons[p] = BUILD_VARIANT
 
 
 def _path_reasons(known: list[str], manifests: Mapping[str, str]) -> dict[str, str]:
@@ -322,18 +359,17 @@ def _sources_elsewhere(folder: str, known: list[str]) -> bool:
 
 
 def _twins(
-    known: list[str],
+    facts: PathFacts,
     reasons: Mapping[str, str],
     text_of: Callable[[str], str | None],
     only: Collection[str] | None = None,
 ) -> dict[str, str]:
     """Copy -> source for near-identical files with the same name (only the names in
     ``only``, when given)."""
-    groups: dict[str, list[str]] = defaultdict(list)
-    for p in known:
-        name = posixpath.basename(p)
-        if (only is None or name in only) and posixpath.splitext(name)[1] in _CODE_EXTS:
-            groups[name].append(p)
+    if only is None:
+        groups = facts.by_name
+    else:
+        groups = {name: facts.by_name[name] for name in sorted(only) if name in facts.by_name}
     out: dict[str, str] = {}
     for members in groups.values():
         if len(members) < 2 or len(members) > TWIN_MAX_GROUP:

@@ -10,11 +10,10 @@ BM25 documents stay; only chunk texts no cache has seen are embedded, in priorit
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 import threading
 import time
 from collections.abc import Callable
+from contextlib import closing
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,17 +25,16 @@ from ..api import Chunk, IndexReport
 from ..config import Config
 from ..filekinds import VECTOR_POLICY, is_bulk_path, is_doc_path, wants_vector
 from ..git import Git
-from ..models.embed_cache import EmbeddingCache, embed_with_cache, embedding_key, embedding_text
+from ..models.embed_cache import EmbeddingCache, embed_with_cache, embedding_text
 from ..models.embedder import Embedder
-from ..secrets import config_like, file_line_spans, spans_in, text_line_spans
 from . import freshness
-from .chunk import chunk_file, detect_language
 from .cjk import analysis_version
-from .load import LoadedText, SkipFile, checked_text, load_text
-from .parts import IndexParts, lexdoc
+from .parts import IndexParts
+from .passwrite import PassWriter
 from .plan import Plan, chunking_key, chunks_per_file, overlaid, plan, plan_paths, vector_target
+from .reading import Reader
 from .relink import RESOLUTION_VERSION, LinkChange, Linker, Relinked
-from .scan import FileEntry, ScanResult, scan_paths, scan_workspace
+from .scan import ScanResult, scan_paths, scan_workspace
 from .store import FileRow, StoredChunk
 
 if TYPE_CHECKING:
@@ -80,22 +78,6 @@ def merge_counts(*counts: dict[str, int]) -> dict[str, int]:
     for c in counts:
         for k, n in c.items():
             out[k] = out.get(k, 0) + n
-    return out
-
-
-def with_secrets(path: str, text: str, chunks: list[Chunk]) -> list[Chunk]:
-    """The chunks with the secret spans of the whole file (see ``secrets.file_line_spans``):
-    found once over the file, so a chunk holding only the middle of a key hides it too."""
-    lines = text.splitlines()
-    config = config_like(path)
-    spans = file_line_spans(lines, config)
-    out = []
-    for ch in chunks:
-        if "\n".join(lines[ch.start - 1 : ch.end]) == ch.text:
-            found = spans_in(spans, ch.start, ch.end)
-        else:  # not a slice of the file's lines: scan the chunk on its own
-            found = text_line_spans(ch.text, ch.start, config)
-        out.append(dataclasses.replace(ch, secrets=found) if found else ch)
     return out
 
 
@@ -163,95 +145,59 @@ class Indexer:
             # No git status: only Engine.status shows whether the tree is dirty (and asks).
             scan = scan_workspace(self.workspace, cfg.index, self.git, dirty=False)
             work = plan(parts.reader, overlaid(scan.files, job.overlays), key)
-        overlays = job.overlays
-        skipped = dict(scan.skipped)
         known = work.known  # under the index lock the committed state is the store's state
-        updates: list[tuple[FileEntry, FileRow, list[Chunk], bool]] = []
-        touches: list[FileEntry] = []
-        skips: list[tuple[FileEntry, str]] = []
-        removed = list(work.removed)
-        for i, entry in enumerate(work.to_read):
-            if progress:
-                progress("read", i + 1, len(work.to_read))
-            if cancel is not None and cancel.is_set():
-                raise IndexCancelled("indexing cancelled before anything was written")
-            try:
-                if entry.path in overlays:
-                    text = checked_text(overlays[entry.path], entry.path, cfg.index)
-                    loaded = LoadedText(text, False)
-                else:
-                    loaded = load_text(self.workspace, entry.path, cfg.index)
-            except SkipFile as skip:
-                skipped[skip.reason] = skipped.get(skip.reason, 0) + 1
-                skips.append((entry, skip.reason))
-                if entry.path in known:
-                    removed.append(entry.path)
-                continue
-            content_hash = hashlib.sha256(loaded.text.encode("utf-8", "replace")).hexdigest()
-            old = known.get(entry.path)
-            if old is not None and old.content_hash == content_hash and not work.rechunk:
-                touches.append(entry)
-                continue
-            chunks = chunk_file(entry.path, loaded.text, cfg.index)
-            chunks = with_secrets(entry.path, loaded.text, chunks)
-            language = detect_language(entry.path, loaded.text)
-            imports = chunks[0].imports if chunks else ()
-            row = FileRow(entry.path, entry.size, entry.mtime_ns, content_hash, language, imports)
-            updates.append((entry, row, chunks, loaded.encoding_errors))
-
+        hashes = {path: row.content_hash for path, row in known.items()}
+        reader = Reader(self.workspace, job.overlays, hashes, work.rechunk, cfg.index)
         model_id = embedder().model_id if cfg.stages.vectors else None
-        removed_ids: list[int] = []
-        added: list[StoredChunk] = []
-        graph_changed = bool(updates or removed)
         stamp = datetime.now(UTC).isoformat(timespec="seconds")
         # The links are current for the store before this pass: relink only what it moves.
         links_current = store.get_meta("resolution") == RESOLUTION_VERSION and not work.rechunk
-        with store.transaction():
-            store.set_meta({"derived_dirty": "1"})
-            store.forget_skipped(
-                [*removed, *(e.path for e in touches), *(u[0].path for u in updates)]
-            )
-            for entry, reason in skips:
-                store.set_skipped(entry.path, entry.size, entry.mtime_ns, entry.mode, reason)
-            for entry in touches:
-                store.touch_file(entry.path, entry.size, entry.mtime_ns)
-            vectorless = 0  # change in the chunks that get no vector (wants_vector)
-            for path in removed:
-                ids = store.remove_file(path)
-                removed_ids.extend(ids)
-                vectorless -= 0 if wants_vector(path) else len(ids)
-            for _entry, row, chunks, enc_err in updates:
-                existing = {sc.chunk.hash: sc for sc in store.chunks_of(row.path)}
-                keep: list[tuple[int, Chunk]] = []
-                new = []
-                for ch in chunks:
-                    old_sc = existing.pop(ch.hash, None)
-                    if old_sc is not None:  # same text; lines above it may have come or gone
-                        keep.append((old_sc.id, ch))
-                    else:
-                        new.append((ch, embedding_key(ch, model_id) if model_id else None))
-                gone, ids = store.replace_file(row, keep, new, enc_err, scan.git.commit, stamp)
-                removed_ids.extend(gone)
-                vectorless += 0 if wants_vector(row.path) else len(ids) - len(gone)
-                added.extend(
-                    StoredChunk(cid, ch, key) for cid, (ch, key) in zip(ids, new, strict=True)
-                )
-            if graph_changed:  # relinked below, once the change is searchable
-                store.set_meta({"resolution": ""})
-            policy_changed = self._count_vectorless(vectorless)
-            meta = {
-                "commit": scan.git.commit,
-                "branch": scan.git.branch,
-                "indexed_at": stamp,
-                "model": model_id,
-                "chunking": key,
-            }
-            store.set_meta(meta)
-        if removed_ids or added:
+        # Each file is written as it is read (passwrite.py): the chunks of the whole pass are
+        # never held at once. A cancel or failure rolls the store and the lexical index back.
+        out = PassWriter(parts, model_id, scan.git.commit, stamp, keep_added=cfg.stages.vectors)
+        try:
+            with store.transaction():
+                store.set_meta({"derived_dirty": "1"})
+                store.forget_skipped([*work.removed, *(e.path for e in work.to_read)])
+                for path in work.removed:
+                    out.remove(path)
+                with closing(reader.read_all(work.to_read)) as results:
+                    for i, read in enumerate(results):
+                        if progress:
+                            progress("read", i + 1, len(work.to_read))
+                        if cancel is not None and cancel.is_set():
+                            raise IndexCancelled("indexing cancelled before anything was written")
+                        entry = read.entry
+                        if read.skip is not None:
+                            store.set_skipped(
+                                entry.path, entry.size, entry.mtime_ns, entry.mode, read.skip
+                            )
+                            if entry.path in known:
+                                out.remove(entry.path)
+                        elif read.row is None:  # same content: only the stat changed
+                            store.touch_file(entry.path, entry.size, entry.mtime_ns)
+                        else:
+                            out.replace(read)
+                graph_changed = bool(out.written or out.removed)
+                if graph_changed:  # relinked below, once the change is searchable
+                    store.set_meta({"resolution": ""})
+                policy_changed = self._count_vectorless(out.vectorless)
+                meta = {
+                    "commit": scan.git.commit,
+                    "branch": scan.git.branch,
+                    "indexed_at": stamp,
+                    "model": model_id,
+                    "chunking": key,
+                }
+                store.set_meta(meta)
+        except BaseException:
+            parts.lexical.rollback()  # the documents added for a store that was rolled back
+            raise
+        removed_ids, added = out.removed_ids, out.added
+        if removed_ids or out.added_count:
             if progress:
                 progress("lexical", 0, 1)
             parts.lexical.delete(removed_ids)
-            parts.lexical.add([lexdoc(sc) for sc in added])
             parts.lexical.commit()
             # A save rewrites the whole vector file: only when a vector actually went.
             gone = [i for i in removed_ids if i in parts.vectors]
@@ -263,7 +209,7 @@ class Indexer:
         # The generation (part of every cached answer's key) moves only now that the lexical
         # and vector indexes hold the change: an answer computed in between is keyed under the
         # old generation and can never be served for the new state.
-        generation = int(store.get_meta("generation") or 0) + int(bool(updates or removed))
+        generation = int(store.get_meta("generation") or 0) + int(graph_changed)
         store.set_meta_now(
             {
                 "derived_dirty": "0",
@@ -277,8 +223,8 @@ class Indexer:
         if store.get_meta("resolution") != RESOLUTION_VERSION:
             change = None
             if links_current and graph_changed:
-                written = {row.path: _imports(known.get(row.path)) for _, row, _, _ in updates}
-                change = LinkChange(written, frozenset(removed))
+                written = {path: _imports(known.get(path)) for path in out.written}
+                change = LinkChange(written, frozenset(out.removed))
             with store.transaction():
                 self._relink_imports(cfg, change)
                 store.set_meta({"generation": str(generation + 1)})  # answers saw old links
@@ -300,11 +246,11 @@ class Indexer:
         files_indexed, chunks_total = store.counts()
         return IndexReport(
             files_seen=files_indexed if targeted is not None else len(scan.files),
-            files_changed=len(updates),
-            files_removed=len(removed),
+            files_changed=len(out.written),
+            files_removed=len(out.removed),
             files_skipped=sum(skipped.values()),
             chunks_total=chunks_total,
-            chunks_added=len(added),
+            chunks_added=out.added_count,
             chunks_removed=len(removed_ids),
             embedded=embedded,
             vectors_from_cache=from_cache,

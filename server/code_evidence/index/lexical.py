@@ -113,12 +113,15 @@ class LexicalIndex:
     @locked
     def add(self, docs: Sequence[LexDoc]) -> None:
         w = self._w()
+        last_path, path_text = None, ""  # a file's chunks come together: split its path once
         for d in docs:
+            if d.path != last_path:
+                last_path, path_text = d.path, " ".join(path_terms(d.path))
             doc = tantivy.Document()
             doc.add_unsigned("id", d.chunk_id)
             doc.add_text("body", " ".join(code_terms(d.text)))
             doc.add_text("symbol", " ".join(code_terms(d.symbol)))
-            doc.add_text("path", " ".join(path_terms(d.path)))
+            doc.add_text("path", path_text)
             w.add_document(doc)
 
     @locked
@@ -144,6 +147,14 @@ class LexicalIndex:
             self._writer = None
             restrict_tree(self.path)  # Tantivy writes its files with the umask's modes
         self.index.reload()
+
+    @locked
+    def rollback(self) -> None:
+        """Drop what was added or deleted since the last commit (a pass that failed or was
+        cancelled after its store transaction rolled back)."""
+        if self._writer is not None:
+            self._writer.rollback()
+            self._writer = None
 
     @locked
     def __len__(self) -> int:

@@ -24,6 +24,7 @@ version moved.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import posixpath
 import uuid
@@ -34,7 +35,7 @@ from pathlib import Path
 
 from ..config import Config
 from .chunk.syntax import DECLARES
-from .generated import GENERATED_META, find_generated
+from .generated import GENERATED_META, PathFacts, find_generated, path_facts
 from .imports import ImportResolver, is_manifest
 from .load import SkipFile, load_text
 from .packages import PACKAGE_DIR_LANGUAGES, _crate_of, same_package_edges
@@ -90,6 +91,10 @@ class Linker:
 
     def __init__(self) -> None:
         self._resolver: tuple[str, ImportResolver] | None = None
+        # The file set's languages, the manifests and what they decide by path, for the same
+        # epoch as the resolver: each is a pass over every path (and the manifests a read of
+        # each from disk), and a save of an existing file that is no manifest changes none.
+        self._paths: tuple[str, _PathState] | None = None
 
     def relink(
         self, store: Store, workspace: Path, cfg: Config, change: LinkChange | None = None
@@ -100,10 +105,8 @@ class Linker:
         for ddl in _DDL:
             store.db.execute(ddl)
         full = needs_full(change)
-        languages: dict[str, str | None] = dict(
-            store.db.execute("SELECT path, language FROM files")
-        )
-        manifests = _manifests(workspace, cfg, languages)
+        paths = self._path_state(store, workspace, cfg, change, full)
+        languages, manifests = paths.languages, paths.manifests
         chunks_of = cache(store.chunks_of)  # same-package edges and twins read the same files
 
         # Same-package edges: of every package, or of the folders the change touched.
@@ -111,13 +114,16 @@ class Linker:
         dirs = None if full else {posixpath.dirname(p) for p in changed}
         # Rust's impl edges are per crate, not per folder: a changed crate is redone whole.
         crates = None if full else {_crate_of(p) for p in changed if p.endswith(".rs")}
-        scope = {
-            p: lang
-            for p, lang in languages.items()
-            if dirs is None
-            or posixpath.dirname(p) in dirs
-            or (lang == "rust" and crates and _crate_of(p) in crates)
-        }
+        if dirs is not None and not crates:  # the changed folders' files, looked up
+            scope = {p: languages[p] for d in sorted(dirs) for p in paths.by_dir.get(d, ())}
+        else:
+            scope = {
+                p: lang
+                for p, lang in languages.items()
+                if dirs is None
+                or posixpath.dirname(p) in dirs
+                or (lang == "rust" and crates and _crate_of(p) in crates)
+            }
         pkg_edges = same_package_edges(
             scope, lambda p: [(sc.chunk.symbol, sc.chunk.text) for sc in chunks_of(p)]
         )
@@ -156,14 +162,60 @@ class Linker:
             lambda p: "\n".join(sc.chunk.text for sc in chunks_of(p)),
             previous=previous,
             changed=changed,
+            facts=paths.facts,
         )
         store.set_meta({GENERATED_META: found.to_json(), "resolution": RESOLUTION_VERSION})
+        epoch = store.get_meta(EPOCH_META)
+        self._paths = (epoch, paths) if epoch is not None else None
         return Relinked(full, chunks_of.cache_info().currsize)
+
+    def _path_state(
+        self,
+        store: Store,
+        workspace: Path,
+        cfg: Config,
+        change: LinkChange | None,
+        full: bool,
+    ) -> _PathState:
+        """The kept state when this relink's change leaves the file set and the manifests as
+        they were and no other process relinked since (the epoch); else read afresh."""
+        kept = self._paths
+        same_files = (
+            change is not None
+            and not full
+            and not change.removed
+            and all(before is not None for before in change.written.values())
+        )
+        if same_files and kept is not None and kept[0] == store.get_meta(EPOCH_META):
+            state = kept[1]
+            now = {p: row.language for p in change.written if (row := store.file_row(p))}
+            if any(state.languages.get(p) != lang for p, lang in now.items()):
+                state = dataclasses.replace(state, languages={**state.languages, **now})
+            return state
+        languages: dict[str, str | None] = dict(
+            store.db.execute("SELECT path, language FROM files")
+        )
+        manifests = _manifests(workspace, cfg, languages)
+        by_dir: dict[str, list[str]] = {}
+        for p in languages:
+            by_dir.setdefault(p.rpartition("/")[0], []).append(p)
+        return _PathState(languages, manifests, by_dir, path_facts(languages, manifests))
 
     def _keep(self, store: Store, resolver: ImportResolver) -> None:
         epoch = uuid.uuid4().hex
         store.set_meta({EPOCH_META: epoch})
         self._resolver = (epoch, resolver)
+
+
+@dataclass(frozen=True, slots=True)
+class _PathState:
+    """Every indexed path's language, the manifests' texts, the paths by folder and what
+    paths and manifests decide of build outputs (``generated.PathFacts``)."""
+
+    languages: dict[str, str | None]
+    manifests: dict[str, str]
+    by_dir: dict[str, list[str]]
+    facts: PathFacts
 
 
 def _manifests(workspace: Path, cfg: Config, paths: Iterable[str]) -> dict[str, str]:

@@ -16,7 +16,8 @@ import hashlib
 import math
 import re
 import time
-from typing import Protocol
+from concurrent.futures import Future
+from typing import Any, Protocol
 
 from ..api import RequestControl
 from ..index.terms import code_terms
@@ -247,10 +248,11 @@ class CrossEncoderReranker:
         return min(head, self.max_pairs)
 
     def score(self, qa: QueryAnalysis, cands: list[Candidate], deadline: float) -> int:
-        """Pairs are run one at a time, in rank order: the deadline is checked between them
-        (a pair is not started when the time left is under what a pair costs here), and a
-        pair's score never depends on which others shared its batch (int8 activations are
-        scaled per batch), so cached and fresh scores agree. Scored pairs are always a prefix
+        """Pairs start in rank order, each alone in its run, as many at once as the model has
+        workers: the deadline is checked when a worker is free (a pair is not started when
+        the time left is under what a pair costs here), and a pair's score never depends on
+        which others shared its run (int8 activations are scaled per run), so cached and
+        fresh scores agree. Every started pair finishes, so scored pairs are always a prefix
         of the head: a gap would mix scored and unscored candidates."""
         head = cands[: self.max_pairs]
         terms = {t for t in qa.terms if t not in STOPWORDS} | {
@@ -258,27 +260,37 @@ class CrossEncoderReranker:
         }
         max_chars = PASSAGE_TOKENS * _CHARS_PER_TOKEN
         query = " ".join(qa.model_text.split()[:QUERY_TOKENS])
-        done = 0
+
+        def go() -> bool:
+            if self.control is not None:
+                if self.control.pause is not None:
+                    self.control.pause()
+                if self.control.cancel.is_set():
+                    return False
+            return (deadline - time.perf_counter()) * 1000 >= self.model.ms_per_pair
+
+        started: list[tuple[Candidate, tuple[str, str], Future[Any] | float]] = []
         for c in head:
             key = (qa.raw, content_key(c))
             logit = self.cache.get(key)
-            if logit is None:
-                if self.control is not None:
-                    if self.control.pause is not None:
-                        self.control.pause()
-                    if self.control.cancel.is_set():
-                        break
-                left_ms = (deadline - time.perf_counter()) * 1000
-                if left_ms < self.model.ms_per_pair:
-                    break
-                ch = c.stored.chunk
-                code = f"{c.doc}\n{ch.text}" if c.doc else ch.text
-                text = passage_text(ch.path, ch.symbol, window(code, terms, max_chars))
-                logit = float(self.model.scores(query, [text])[0])
+            if logit is not None:
+                started.append((c, key, logit))
+                continue
+            ch = c.stored.chunk
+            code = f"{c.doc}\n{ch.text}" if c.doc else ch.text
+            text = passage_text(ch.path, ch.symbol, window(code, terms, max_chars))
+            future = self.model.submit(query, text, go)
+            if future is None:
+                break
+            started.append((c, key, future))
+        for c, key, run in started:
+            if isinstance(run, Future):
+                logit = float(run.result()[0])
                 self.cache.put(key, logit)
+            else:
+                logit = run
             c.cross = logit
-            done += 1
-        return done
+        return len(started)
 
     def combine(self, scored: list[Candidate]) -> None:
         if not scored:

@@ -24,7 +24,7 @@ from ...api import Chunk
 from ...config import IndexConfig
 from ...filekinds import file_flags
 from .definitions import Span, Walker, split_span
-from .languages import EXT_LANG, detect_language, grammar
+from .languages import EXT_LANG, detect_language, grammar, parser
 from .references import calls, imports
 from .syntax import dedupe, first_row, last_row
 from .windows import windows
@@ -46,7 +46,7 @@ def _parse_spans(
     """Definition spans, imports and call sites; ``None`` when the parse is not usable."""
     g = grammar(lang)
     src = "\n".join(lines).encode("utf-8", "surrogatepass")
-    tree = g.parser.parse(src)
+    tree = parser(lang).parse(src)
     root = tree.root_node
     top = root.named_children
     if root.has_error:

@@ -150,17 +150,32 @@ KEYWORDS.update({s.name: s.keywords for s in SPECS.values()})
 
 
 class Grammar(NamedTuple):
-    parser: ts.Parser
+    language: ts.Language
     query: ts.Query  # calls and imports in one query: one pass over the tree, not two
 
 
 _grammars: dict[str, Grammar] = {}
 _grammar_lock = threading.Lock()
+# A tree-sitter parser is not safe to share between threads (the index pass reads files on
+# two, see ``index/reading.py``): one per thread and language. A query is read-only once
+# compiled, and each use gets a cursor of its own, so the compiled queries are shared.
+_parsers = threading.local()
+
+
+def parser(lang: str) -> ts.Parser:
+    """This thread's parser for ``lang``."""
+    mine: dict[str, ts.Parser] | None = getattr(_parsers, "by_lang", None)
+    if mine is None:
+        mine = _parsers.by_lang = {}
+    p = mine.get(lang)
+    if p is None:
+        p = mine[lang] = ts.Parser(grammar(lang).language)
+    return p
 
 
 def grammar(lang: str) -> Grammar:
-    """Parsers and compiled queries are built once per language: compiling a query costs more
-    than parsing a typical file."""
+    """Compiled queries are built once per language: compiling a query costs more than
+    parsing a typical file."""
     g = _grammars.get(lang)
     if g is None:
         with _grammar_lock:
@@ -174,6 +189,6 @@ def grammar(lang: str) -> Grammar:
                     else _CALL_QUERIES[lang] + "\n" + _IMPORT_QUERIES[lang]
                 )
                 query = ts.Query(language, text)
-                g = Grammar(ts.Parser(language), query)
+                g = Grammar(language, query)
                 _grammars[lang] = g
     return g

@@ -1,0 +1,105 @@
+"""A pass writes the store and the BM25 documents as it reads, in one transaction: a
+lexical-only pass never holds the whole workspace's chunks (its memory stays flat as the
+workspace grows, issue 24), and a pass cancelled or failing half-way leaves the store and
+the lexical index as they were."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from code_evidence.api import FindRequest
+from code_evidence.config import Config
+from code_evidence.engine import Engine
+from code_evidence.index.indexer import IndexCancelled
+from code_evidence.index.lexical import LexicalIndex
+from code_evidence.index.store import Store
+
+FILES = 40
+FUNCS = 3  # chunks per file
+
+
+def _cfg() -> Config:
+    return Config().changed(stages={"vectors": False})
+
+
+def _workspace(root: Path) -> None:
+    (root / "pkg").mkdir(parents=True)
+    for i in range(FILES):
+        body = "".join(
+            f"def handler_{i}_{j}(request):\n    return render_{j}(request, {i})\n\n\n"
+            for j in range(FUNCS)
+        )
+        (root / "pkg" / f"mod_{i}.py").write_text(body)
+
+
+def test_bm25_documents_go_to_the_writer_as_files_are_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _workspace(tmp_path / "ws")
+    batches: list[int] = []
+    real_add = LexicalIndex.add
+
+    def add(self: LexicalIndex, docs: Any) -> None:
+        batches.append(len(docs))
+        real_add(self, docs)
+
+    monkeypatch.setattr(LexicalIndex, "add", add)
+    with Engine(tmp_path / "ws", tmp_path / "idx", config=_cfg()) as eng:
+        report = eng.index()
+        assert report.chunks_added == sum(batches) == len(eng.parts.lexical)
+        assert len(batches) == FILES and max(batches) == FUNCS  # file by file
+        hits = eng.find(FindRequest(query="handler_17_2"), refresh=False).results
+        assert hits and hits[0].path == "pkg/mod_17.py"
+
+
+def test_a_pass_cancelled_while_writing_leaves_store_and_bm25_as_they_were(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = tmp_path / "ws"
+    _workspace(ws)
+    with Engine(ws, tmp_path / "idx", config=_cfg()) as eng:
+        eng.index()
+        before = (eng.status().chunks, len(eng.parts.lexical))
+        for i in range(FILES):  # every file changes: the pass writes as it reads them
+            (ws / "pkg" / f"mod_{i}.py").write_text(f"def renamed_{i}():\n    return {i}\n")
+        cancel = threading.Event()
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage == "read" and done == FILES // 2:
+                cancel.set()
+
+        with pytest.raises(IndexCancelled):
+            eng.index(progress=progress, cancel=cancel)
+        assert (eng.status().chunks, len(eng.parts.lexical)) == before
+        hits = eng.find(FindRequest(query="renamed_3"), refresh=False).results
+        assert all(h.symbol != "renamed_3" for h in hits)
+        eng.index()
+        assert (eng.status().chunks, len(eng.parts.lexical)) == (FILES, FILES)
+
+
+def test_an_error_while_writing_rolls_back_the_bm25_documents_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = tmp_path / "ws"
+    _workspace(ws)
+    real = Store.replace_file
+    calls = [0]
+
+    def failing(self: Store, *args: Any, **kwargs: Any) -> Any:
+        calls[0] += 1
+        if calls[0] == FILES - 1:
+            raise OSError("disk full")
+        return real(self, *args, **kwargs)
+
+    with Engine(ws, tmp_path / "idx", config=_cfg()) as eng:
+        monkeypatch.setattr(Store, "replace_file", failing)
+        with pytest.raises(OSError, match="disk full"):
+            eng.index()
+        assert (eng.status().chunks, len(eng.parts.lexical)) == (0, 0)
+        monkeypatch.setattr(Store, "replace_file", real)
+        eng.index()
+        assert (eng.status().chunks, len(eng.parts.lexical)) == (FILES * FUNCS, FILES * FUNCS)
