@@ -9,7 +9,10 @@ steps with a small L2 penalty); the label is "the first file is right" (``MRR@10
 dev unanswerable cases (one project's commit questions asked in another project's workspace)
 count as wrong. ``--unanswerable-weight`` counts each of them as that many answers in the fit
 (cost-sensitive: there are 100 of them against ~1,700 answerable questions, and refusing them
-is half of what the line is for).
+is half of what the line is for). ``--unanswerable`` adds ``refusal.py``'s wide set (every
+commit workspace asked every other project's questions), each case counted ``--wide-weight``
+times: without it, holding flask or click out takes every Python unanswerable case out of the
+fit.
 
 **Leave-one-project-out.** For each project (flask, click, fastify, zod, gin, bytes, javapoet;
 tushare and wechatpy with ``--chinese``): the weights are fitted on the other projects' cases
@@ -33,7 +36,8 @@ the shipped model (``server/code_evidence/search/confidence_model.json``); set
 ``[ranking] insufficient_below`` in ``config.py`` to the printed line with it.
 
   python bench/confidence_fit.py --report /tmp/quality-history.json \
-      [--chinese /tmp/chinese.json] [--write] [--out fit.json]
+      [--chinese /tmp/chinese.json] [--unanswerable /tmp/wide.json --wide-weight 0.25] \
+      [--line-per-family] [--max-refused-right 0.02] [--write] [--out fit.json]
 """
 
 from __future__ import annotations

@@ -6,7 +6,9 @@ the question in embedding space, whether the first file leads in several recall 
 once, how far it stands above the next file, verbatim matches (identifier, quoted text, path,
 stack frame, error message), how many of the question's names and words the top results hold,
 what the workspace does not know at all (names no chunk holds, rare words, how much of the
-question's information the first result explains), the cross-encoder's own score, whether the
+question's information the first result, the best single result and the best file explain, how
+specific its words are here), whether the recall channels agree on the first file, the
+cross-encoder's own score, whether the
 question is Chinese and the English-only models sat it out, the kind of question and whether
 a file is open. The weights are fitted leave-one-project-out
 on the dev set (``bench/confidence_fit.py`` refits them from a ``bench/quality.py`` report and
