@@ -23,7 +23,7 @@ _closing = threading.Event()
 
 
 def install() -> None:
-    from code_evidence.index import indexer
+    from code_evidence.index import indexer, reading
     from code_evidence.live import passes
     from code_evidence.models import crossencoder
 
@@ -31,13 +31,13 @@ def install() -> None:
     embed = float(os.environ.get("CE_SLOW_EMBED_S", "0"))
     pair = float(os.environ.get("CE_SLOW_PAIR_S", "0"))
     if read:
-        load_text = indexer.load_text
+        load_text = reading.load_text  # where the pass reads its files
 
         def slow_load(*args: Any, **kwargs: Any) -> Any:
             time.sleep(read)
             return load_text(*args, **kwargs)
 
-        indexer.load_text = slow_load  # type: ignore[assignment]
+        reading.load_text = slow_load  # type: ignore[assignment]
     if embed:
         embed_with_cache = indexer.embed_with_cache
 
@@ -54,13 +54,13 @@ def install() -> None:
 
         passes.PassScheduler.close = closing  # type: ignore[method-assign]
     if pair:
-        scores = crossencoder.CrossEncoder.scores
+        run = crossencoder.CrossEncoder._run  # every scoring run, alone or from submit
 
-        def slow_scores(self: Any, query: str, passages: Any) -> Any:
+        def slow_run(self: Any, query: str, passages: Any) -> Any:
             time.sleep(pair * len(passages))
-            return scores(self, query, passages)
+            return run(self, query, passages)
 
-        crossencoder.CrossEncoder.scores = slow_scores  # type: ignore[method-assign]
+        crossencoder.CrossEncoder._run = slow_run  # type: ignore[method-assign]
 
 
 if __name__ == "__main__":

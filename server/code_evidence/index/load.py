@@ -74,12 +74,15 @@ def _looks_minified(text: str, cfg: IndexConfig) -> bool:
     return avg > MINIFIED_AVG_LINE or long_chars * 2 >= len(text)
 
 
-def load_text(root: Path, path: str, cfg: IndexConfig) -> LoadedText:
+def load_text(root: Path, path: str, cfg: IndexConfig, root_real: str | None = None) -> LoadedText:
     """The file's text for indexing, or :class:`SkipFile` saying why there is none.
 
     The file may have changed since the scan, so size and type are checked again here.
+    ``root_real``: ``os.path.realpath(root)``, when the caller resolved it once for many files
+    (a stat of every folder above the workspace, per file, otherwise).
     """
-    root_real = os.path.realpath(root)
+    if root_real is None:
+        root_real = os.path.realpath(root)
     full = os.path.join(root_real, path)
     real = os.path.realpath(full)
     if not (real == root_real or real.startswith(root_real.rstrip("/") + "/")):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
 from collections import deque
 from collections.abc import Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -71,6 +72,11 @@ class Reader:
     known_hashes: Mapping[str, str]
     rechunk: bool
     cfg: IndexConfig
+    root_real: str = ""  # the workspace's real path, resolved once for the whole pass
+
+    def __post_init__(self) -> None:
+        if not self.root_real:
+            object.__setattr__(self, "root_real", os.path.realpath(self.workspace))
 
     def read(self, entry: FileEntry) -> ReadResult:
         cfg = self.cfg
@@ -79,7 +85,7 @@ class Reader:
                 text = checked_text(self.overlays[entry.path], entry.path, cfg)
                 loaded = LoadedText(text, False)
             else:
-                loaded = load_text(self.workspace, entry.path, cfg)
+                loaded = load_text(self.workspace, entry.path, cfg, self.root_real)
         except SkipFile as skip:
             return ReadResult(entry, skip=skip.reason)
         content_hash = hashlib.sha256(loaded.text.encode("utf-8", "replace")).hexdigest()

@@ -30,7 +30,7 @@ import posixpath
 import uuid
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import lru_cache
 from pathlib import Path
 
 from ..config import Config
@@ -39,7 +39,7 @@ from .generated import GENERATED_META, PathFacts, find_generated, path_facts
 from .imports import ImportResolver, is_manifest
 from .load import SkipFile, load_text
 from .packages import PACKAGE_DIR_LANGUAGES, _crate_of, same_package_edges
-from .store import Store
+from .store import Store, StoredChunk
 
 # Bumped when resolution or the build-output finding changes: the next pass relinks, fully.
 # 3: resolution of issue 17's languages; 4: same-package edges kept apart (package_edges), so a
@@ -47,6 +47,7 @@ from .store import Store
 RESOLUTION_VERSION = "5"
 
 EPOCH_META = "links_epoch"  # the state the last resolver was built for (Linker)
+CACHED_FILES = 2048  # files whose chunks a relink keeps at once (same-package edges, twins)
 _DDL = (
     "CREATE TABLE IF NOT EXISTS package_edges (src TEXT NOT NULL, dst TEXT NOT NULL)",
     "CREATE INDEX IF NOT EXISTS package_src ON package_edges(src)",
@@ -107,7 +108,14 @@ class Linker:
         full = needs_full(change)
         paths = self._path_state(store, workspace, cfg, change, full)
         languages, manifests = paths.languages, paths.manifests
-        chunks_of = cache(store.chunks_of)  # same-package edges and twins read the same files
+        # Same-package edges and twins read the same files: the last few thousand are kept
+        # (all of them were, and a monorepo of copies is all namesakes: the whole index).
+        read: set[str] = set()
+
+        @lru_cache(maxsize=CACHED_FILES)
+        def chunks_of(path: str) -> list[StoredChunk]:
+            read.add(path)
+            return store.chunks_of(path)
 
         # Same-package edges: of every package, or of the folders the change touched.
         changed = set() if change is None else {*change.written, *change.removed}
@@ -167,7 +175,7 @@ class Linker:
         store.set_meta({GENERATED_META: found.to_json(), "resolution": RESOLUTION_VERSION})
         epoch = store.get_meta(EPOCH_META)
         self._paths = (epoch, paths) if epoch is not None else None
-        return Relinked(full, chunks_of.cache_info().currsize)
+        return Relinked(full, len(read))
 
     def _path_state(
         self,
