@@ -2,7 +2,8 @@
 while an index pass or a deep find is still running (the real server, only slower; no hook in
 the engine). Started by the tests as a script, by path, instead of ``-m code_evidence.cli``.
 
-- ``CE_SLOW_READ_S``: seconds added to each file the index pass reads;
+- ``CE_SLOW_READ_S``: seconds added to each file the index pass reads (two are read at once
+  in a pass of 16 files or more, ``index/reading.py``);
 - ``CE_SLOW_EMBED_S``: seconds added to each block of chunks the index pass embeds (cut short
   when the server closes, so a test never waits for it);
 - ``CE_SLOW_PAIR_S``: seconds added to each pair the cross-encoder scores.
@@ -23,7 +24,7 @@ _closing = threading.Event()
 
 
 def install() -> None:
-    from code_evidence.index import indexer
+    from code_evidence.index import indexer, reading
     from code_evidence.live import passes
     from code_evidence.models import crossencoder
 
@@ -31,13 +32,13 @@ def install() -> None:
     embed = float(os.environ.get("CE_SLOW_EMBED_S", "0"))
     pair = float(os.environ.get("CE_SLOW_PAIR_S", "0"))
     if read:
-        load_text = indexer.load_text
+        load_text = reading.load_text
 
         def slow_load(*args: Any, **kwargs: Any) -> Any:
             time.sleep(read)
             return load_text(*args, **kwargs)
 
-        indexer.load_text = slow_load  # type: ignore[assignment]
+        reading.load_text = slow_load  # type: ignore[assignment]
     if embed:
         embed_with_cache = indexer.embed_with_cache
 
