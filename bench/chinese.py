@@ -9,6 +9,8 @@ Chinese only. Rows (``--rows`` picks some):
 - ``en full`` / ``zh full``: the engine as shipped;
 - ``zh full, no glossary``: the Chinese question with no English rendering (the models read the
   Chinese, BM25 gets its segmented words only): what the glossary adds;
+- ``zh full, no multilingual``: without the multilingual scorer (``search/multilingual.py``):
+  what it adds;
 - ``zh bm25``: BM25 alone, with the glossary's English terms;
 - ``zh bm25 reference``: BM25 alone on the segmented Chinese question (no glossary): the
   segmented-BM25 reference the issue asks for.
@@ -41,7 +43,7 @@ from code_evidence.api import Depth, FindRequest
 from code_evidence.engine import Engine
 from code_evidence.evaluation.evaluate import CONFIGS, LIMIT, Case, Hit, configured, score_case
 from code_evidence.index import cjk
-from code_evidence.search import crosslingual, verdict
+from code_evidence.search import crosslingual, multilingual, verdict
 from code_evidence.search import query as query_analysis
 from devset import DEFAULT_WS, ensure_workspace, load_cases, load_manifest
 from zh_devset import dataset_name as zh_dataset_name
@@ -61,12 +63,14 @@ class Row:
     language: str  # "en" | "zh"
     config: str  # a CONFIGS key
     glossary: bool = True
+    multilingual: bool = True
 
 
 ROWS = (
     Row("en full", "en", "full"),
     Row("zh full", "zh", "full"),
     Row("zh full, no glossary", "zh", "full", glossary=False),
+    Row("zh full, no multilingual", "zh", "full", multilingual=False),
     Row("zh bm25", "zh", "bm25"),
     Row("zh bm25 reference", "zh", "bm25", glossary=False),
 )
@@ -87,6 +91,17 @@ def without_glossary() -> Iterator[None]:
         yield
     finally:
         crosslingual.render = saved
+
+
+@contextlib.contextmanager
+def without_multilingual() -> Iterator[None]:
+    """No multilingual scorer: the ranking as it was before it."""
+    saved = multilingual.rerankers
+    multilingual.rerankers = lambda qa, enabled, notes: []  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        multilingual.rerankers = saved
 
 
 def ask(eng: Engine, case: Case, query: str, depth: Depth) -> tuple[dict[str, float], dict]:
@@ -154,7 +169,8 @@ def run(args: argparse.Namespace) -> dict:
                     continue  # its questions exist in Chinese only
                 with configured(eng, CONFIGS[row.config]):
                     guard = contextlib.nullcontext() if row.glossary else without_glossary()
-                    with guard:
+                    plain = contextlib.nullcontext() if row.multilingual else without_multilingual()
+                    with guard, plain:
                         for c in cases:
                             q = c.query if row.language == "en" else zh[c.id]
                             m, judged = ask(eng, c, q, args.depth)

@@ -9,7 +9,10 @@ steps with a small L2 penalty); the label is "the first file is right" (``MRR@10
 dev unanswerable cases (one project's commit questions asked in another project's workspace)
 count as wrong. ``--unanswerable-weight`` counts each of them as that many answers in the fit
 (cost-sensitive: there are 100 of them against ~1,700 answerable questions, and refusing them
-is half of what the line is for).
+is half of what the line is for). ``--unanswerable`` adds ``refusal.py``'s wide set (every
+commit workspace asked every other project's questions), each case counted ``--wide-weight``
+times: without it, holding flask or click out takes every Python unanswerable case out of the
+fit.
 
 **Leave-one-project-out.** For each project (flask, click, fastify, zod, gin, bytes, javapoet;
 tushare and wechatpy with ``--chinese``): the weights are fitted on the other projects' cases
@@ -33,7 +36,8 @@ the shipped model (``server/code_evidence/search/confidence_model.json``); set
 ``[ranking] insufficient_below`` in ``config.py`` to the printed line with it.
 
   python bench/confidence_fit.py --report /tmp/quality-history.json \
-      [--chinese /tmp/chinese.json] [--write] [--out fit.json]
+      [--chinese /tmp/chinese.json] [--unanswerable /tmp/wide.json --wide-weight 0.25] \
+      [--line-per-family] [--max-refused-right 0.02] [--write] [--out fit.json]
 """
 
 from __future__ import annotations
@@ -69,6 +73,8 @@ NOT_FITTED = ("commit c", "message-template")
 CURVE = [round(0.05 * i, 2) for i in range(0, 19)]
 BINS = [(0.0, 0.1), (0.1, 0.2), (0.2, 0.4), (0.4, 0.6), (0.6, 0.8), (0.8, 0.9), (0.9, 1.01)]
 ALL = "*"  # the key of a line that judges every answer
+# The groups of refusal.py's wide unanswerable set (rows(report, wide=True)).
+WIDE = ("unanswerable-same", "unanswerable-cross")
 # chinese.py's rows fitted on: the Chinese questions as the engine answers them.
 CHINESE_ROW = "zh full"
 
@@ -87,7 +93,7 @@ class Outcome:
 def outcome(case: dict, languages: dict[str, str]) -> Outcome:
     cid = case["id"]
     workspace = cid.rsplit("@", 1)[-1] if "@" in cid else cid.split(":", 1)[0]
-    family = "Python" if languages.get(workspace, "other") == "Python" else "other languages"
+    family = family_of(workspace, languages)
     m = case["metrics"]
     answerable = case["group"] != "unanswerable"
     return Outcome(
@@ -112,6 +118,11 @@ class Row:
     shipped: float  # the confidence the report's engine gave
 
     @property
+    def wide(self) -> bool:
+        """One of ``refusal.py``'s questions (:func:`rows` with ``wide``)."""
+        return self.group.startswith(WIDE)
+
+    @property
     def family(self) -> str:
         """Which line judges it: as the verdict decides at run time (``verdict.line_family``)."""
         return line_family(self.signals)
@@ -121,18 +132,31 @@ def project_of(dataset: str) -> str:
     return dataset.split("-", 1)[0]
 
 
-def rows(report: dict) -> list[Row]:
+def family_of(dataset: str, languages: Mapping[str, str]) -> str:
+    return "Python" if languages.get(dataset, "other") == "Python" else "other languages"
+
+
+def rows(report: dict, wide: bool = False) -> list[Row]:
+    """The cases of a ``quality.py`` report, or with ``wide`` of a ``refusal.py`` report (other
+    projects' questions in every commit workspace: ``unanswerable-same / F`` when the question
+    is of the workspace's language family F, ``unanswerable-cross / F`` when it is not)."""
     out = []
+    languages = report["languages"]
     for c in report["cases_full"]:
         if not c.get("signals"):
             continue  # an empty answer: refused whatever the model says
-        o = outcome(c, report["languages"])
+        o = outcome(c, languages)
         asked = c["id"].split(":", 1)[0]
+        group = o.group
+        if wide:
+            family = family_of(o.workspace, languages)
+            kind = "same" if family_of(asked, languages) == family else "cross"
+            group = f"unanswerable-{kind} / {family}"
         out.append(
             Row(
                 projects=frozenset({project_of(o.workspace), project_of(asked)}),
                 project=project_of(o.workspace),
-                group=o.group,
+                group=group,
                 signals=c["signals"],
                 by_rule=bool(c.get("refused_by_rule")),
                 answerable=o.answerable,
@@ -189,14 +213,18 @@ def fit(
     l2: float,
     unanswerable_weight: float = 1.0,
     means: Mapping[str, float] | None = None,
+    wide_weight: float = 1.0,
 ) -> tuple[float, np.ndarray]:
     """Logistic regression by Newton steps; the intercept is not penalised; each unanswerable
-    case counts ``unanswerable_weight`` times. Rows of the ``NOT_FITTED`` groups are left out
-    here (they are still predicted and measured)."""
+    case counts ``unanswerable_weight`` times, each of the wide set's (``refusal.py``)
+    ``wide_weight`` times. Rows of the ``NOT_FITTED`` groups are left out here (they are still
+    predicted and measured)."""
     rs = [r for r in rs if not r.group.startswith(NOT_FITTED)]
     x = np.hstack([np.ones((len(rs), 1)), matrix(rs, names, means)])
     y = np.array([float(r.right) for r in rs])
-    weight = np.array([1.0 if r.answerable else unanswerable_weight for r in rs])
+    weight = np.array(
+        [1.0 if r.answerable else wide_weight if r.wide else unanswerable_weight for r in rs]
+    )
     w = np.zeros(x.shape[1])
     penalty = np.full(x.shape[1], l2)
     penalty[0] = 0.0
@@ -232,9 +260,17 @@ class Settings:
     min_group: int = 30
     unanswerable_weight: float = 1.0
     per_family: bool = False
+    wide_weight: float = 1.0
 
     def fit(self, rs: Sequence[Row]) -> tuple[float, np.ndarray]:
-        return fit(rs, self.names, self.l2, self.unanswerable_weight, signal_means(rs))
+        return fit(
+            rs,
+            self.names,
+            self.l2,
+            self.unanswerable_weight,
+            signal_means(rs),
+            self.wide_weight,
+        )
 
     def scores(self, train: Sequence[Row], test: Sequence[Row]) -> np.ndarray:
         """``test`` scored by the weights fitted on ``train``, unobserved signals imputed with
@@ -440,6 +476,20 @@ def main(argv: list[str] | None = None) -> int:
         help="the bound the line is chosen under: half a point below the 3 %% target, since a "
         "line chosen on six projects drifts on the seventh",
     )
+    ap.add_argument(
+        "--unanswerable",
+        type=Path,
+        action="append",
+        default=[],
+        help="a refusal.py JSON report: other projects' questions in every commit workspace, "
+        "fitted on and measured as unanswerable-same / unanswerable-cross",
+    )
+    ap.add_argument(
+        "--wide-weight",
+        type=float,
+        default=1.0,
+        help="how many answers each --unanswerable case counts as in the fit",
+    )
     ap.add_argument("--min-group", type=int, default=30)
     ap.add_argument("--l2", type=float, default=1.0)
     ap.add_argument("--unanswerable-weight", type=float, default=1.0)
@@ -462,6 +512,8 @@ def main(argv: list[str] | None = None) -> int:
     data = rows(report)
     for path in args.chinese:
         data += chinese_rows(json.loads(path.read_text(encoding="utf-8")))
+    for path in args.unanswerable:
+        data += rows(json.loads(path.read_text(encoding="utf-8")), wide=True)
     if not data:
         raise SystemExit(f"{args.report}: no case carries the verdict's signals (older report?)")
     names = (
@@ -474,6 +526,7 @@ def main(argv: list[str] | None = None) -> int:
         args.min_group,
         args.unanswerable_weight,
         args.line_per_family,
+        args.wide_weight,
     )
 
     shipped_line = float(

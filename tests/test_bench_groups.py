@@ -83,3 +83,57 @@ def test_the_refusal_line_is_chosen_without_the_held_out_project() -> None:
         False,
         True,
     )
+
+
+def test_the_wide_unanswerable_set_asks_every_other_project_but_not_twice(tmp_path: Path) -> None:
+    """refusal.py: a workspace is asked questions of every other project, spread over the
+    donor's datasets; of the project quality.py already asks there, other questions than
+    its own; confidence_fit reads them as same-family or cross-family unanswerable cases."""
+    from confidence_fit import rows
+    from refusal import wide_cases
+
+    def write(name: str, prefix: str, n: int) -> None:
+        lines = [
+            {
+                "id": f"{prefix}{i}",
+                "kind": "commit",
+                "variant": "a",
+                "query": f"{prefix} q{i}",
+                "gold": [{"path": "p"}],
+            }
+            for i in range(n)
+        ]
+        (tmp_path / name).write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+
+    write("f.jsonl", "fastify", 4)
+    write("z.jsonl", "zod", 6)
+    write("g.jsonl", "gin", 4)
+    manifest = [
+        {"name": "fastify-v4.24.0-commits", "repo": "fastify/fastify", "cases": "f.jsonl"},
+        {"name": "zod-v3.22.0-commits", "repo": "colinhacks/zod", "cases": "z.jsonl"},
+        {"name": "gin-v1.9.0-commits", "repo": "gin-gonic/gin", "cases": "g.jsonl"},
+    ]
+    cases = wide_cases(tmp_path, manifest, manifest[0], 2, narrow=2)
+    # zod is fastify's foreign project: its first two questions are quality.py's, not asked.
+    assert [c.query for c in cases] == ["zod q2", "zod q4", "gin q0", "gin q2"]  # by repo
+    assert all(c.id.endswith("@fastify-v4.24.0-commits") and not c.gold for c in cases)
+    report = {
+        "languages": {"fastify-v4.24.0-commits": "JavaScript", "flask-2.0.0-commits": "Python"},
+        "cases_full": [
+            {
+                "id": f"{q}:a@fastify-v4.24.0-commits",
+                "group": "unanswerable",
+                "metrics": {},
+                "signals": {"cos_max": 0.2},
+                "confidence": 0.4,
+            }
+            for q in ("zod-v3.22.0-commits:z2", "flask-2.0.0-commits:f1")
+        ],
+    }
+    read = rows(report, wide=True)
+    assert [r.group for r in read] == [
+        "unanswerable-same / other languages",
+        "unanswerable-cross / other languages",
+    ]
+    assert not any(r.answerable for r in read)
+    assert read[1].projects == frozenset({"fastify", "flask"})

@@ -219,3 +219,24 @@ def test_the_fit_reads_unobserved_signals_as_the_shipped_model_does() -> None:
     shipped = verdict.ConfidenceModel(b, dict(zip(names, map(float, w), strict=True)), 0.5, means)
     fitted = settings.scores(rows, rows[-1:])[0]
     assert shipped.probability(rows[-1].signals) == pytest.approx(fitted)
+
+
+def test_where_the_questions_words_meet_and_how_the_channels_agree() -> None:
+    """The question's words all in one result (or one file) against scattered over several:
+    one chunk that holds "cart" and "total" explains more than two chunks holding one each;
+    the channels' best results in the first file count as agreement."""
+    df = {"cart": 2, "total": 3, "summed": 0, "compute_cart_total": 0, "compute": 4}
+    qa = analyze("where is the cart total summed")
+    meet = verdict.vocabulary(qa, df.get, chunks=[{"cart", "total"}, {"x"}])
+    scattered = verdict.vocabulary(qa, df.get, chunks=[{"cart"}, {"total"}])
+    assert meet["explained_chunk"] > scattered["explained_chunk"] > 0.0
+    same_file = verdict.vocabulary(qa, df.get, files=[{"cart", "total"}])
+    assert same_file["explained_file"] == meet["explained_chunk"]
+    common = verdict.vocabulary(qa, lambda t: 500)
+    assert verdict.vocabulary(qa, df.get)["specific"] > common["specific"] > 0.0
+    led = verdict.signals(qa, None, strong())
+    assert led["channels_agree"] == 1.0 and led["files_spread"] == 1.0
+    led_elsewhere = [ev("a.py", 1.0, 0.3, bm25=9, vector=1), ev("b.py", 0.9, 0.2, bm25=1)]
+    assert verdict.signals(qa, None, led_elsewhere)["channels_agree"] == 0.5
+    one_file = [dataclasses.replace(e, path="lib/m0.py") for e in weak()]
+    assert verdict.signals(qa, None, one_file)["files_spread"] == 0.0

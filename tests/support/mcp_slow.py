@@ -2,8 +2,7 @@
 while an index pass or a deep find is still running (the real server, only slower; no hook in
 the engine). Started by the tests as a script, by path, instead of ``-m code_evidence.cli``.
 
-- ``CE_SLOW_READ_S``: seconds added to each file the index pass reads (two are read at once
-  in a pass of 16 files or more, ``index/reading.py``);
+- ``CE_SLOW_READ_S``: seconds added to each file the index pass reads;
 - ``CE_SLOW_EMBED_S``: seconds added to each block of chunks the index pass embeds (cut short
   when the server closes, so a test never waits for it);
 - ``CE_SLOW_PAIR_S``: seconds added to each pair the cross-encoder scores.
@@ -32,7 +31,7 @@ def install() -> None:
     embed = float(os.environ.get("CE_SLOW_EMBED_S", "0"))
     pair = float(os.environ.get("CE_SLOW_PAIR_S", "0"))
     if read:
-        load_text = reading.load_text
+        load_text = reading.load_text  # where the pass reads its files
 
         def slow_load(*args: Any, **kwargs: Any) -> Any:
             time.sleep(read)
@@ -55,13 +54,13 @@ def install() -> None:
 
         passes.PassScheduler.close = closing  # type: ignore[method-assign]
     if pair:
-        scores = crossencoder.CrossEncoder.scores
+        run = crossencoder.CrossEncoder._run  # every scoring run, alone or from submit
 
-        def slow_scores(self: Any, query: str, passages: Any) -> Any:
+        def slow_run(self: Any, query: str, passages: Any) -> Any:
             time.sleep(pair * len(passages))
-            return scores(self, query, passages)
+            return run(self, query, passages)
 
-        crossencoder.CrossEncoder.scores = slow_scores  # type: ignore[method-assign]
+        crossencoder.CrossEncoder._run = slow_run  # type: ignore[method-assign]
 
 
 if __name__ == "__main__":

@@ -32,7 +32,18 @@ from ..models.crossencoder import ScoreCache
 from ..models.embed_cache import EmbeddingCache
 from ..models.embedder import Embedder
 from ..secrets import shown
-from . import assemble, crosslingual, declarations, features, fuse, query, recall, rerank, verdict
+from . import (
+    assemble,
+    crosslingual,
+    declarations,
+    features,
+    fuse,
+    multilingual,
+    query,
+    recall,
+    rerank,
+    verdict,
+)
 from .candidate import Candidate
 
 # Candidates the rerank stage looks at (the head of the fused and featured list).
@@ -214,6 +225,7 @@ def answer(
     timings["features"] = StageTiming(len(cands), _ms(t0))
     t0 = time.perf_counter()
     scorers = rerankers(cfg, index, qa, req.depth, notes, control)
+    scorers += multilingual.rerankers(qa, cfg.stages.rerank and req.depth != "quick", notes)
     cands, scored, rerank_notes = rerank.rerank(
         cands,
         qa,

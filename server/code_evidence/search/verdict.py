@@ -6,7 +6,9 @@ the question in embedding space, whether the first file leads in several recall 
 once, how far it stands above the next file, verbatim matches (identifier, quoted text, path,
 stack frame, error message), how many of the question's names and words the top results hold,
 what the workspace does not know at all (names no chunk holds, rare words, how much of the
-question's information the first result explains), the cross-encoder's own score, whether the
+question's information the first result, the best single result and the best file explain, how
+specific its words are here), whether the recall channels agree on the first file, the
+cross-encoder's own score, whether the
 question is Chinese and the English-only models sat it out, the kind of question and whether
 a file is open. The weights are fitted leave-one-project-out
 on the dev set (``bench/confidence_fit.py`` refits them from a ``bench/quality.py`` report and
@@ -87,6 +89,20 @@ def _inverse_rank(scores: Mapping[str, float], channel: str) -> float:
     return 1.0 / rank if rank else 0.0
 
 
+def _agreement(top: Sequence[Evidence]) -> float:
+    """The share of the recall channels that put the first file at their best rank among the
+    top results (the bm25 channel's best result here is in the first file, the vectors' too,
+    ...): an answer several channels lead to on their own is likelier this project's."""
+    best: dict[str, tuple[float, str]] = {}
+    for e in top:
+        for k, v in e.scores.items():
+            if k.endswith("_rank") and v and (k not in best or v < best[k][0]):
+                best[k] = (v, e.path)
+    if not best:
+        return 0.0
+    return sum(1 for _, path in best.values() if path == top[0].path) / len(best)
+
+
 def _weight(df: int) -> float:
     """How much a term says about where the answer is: 1 for a word no chunk holds, falling
     with the number of chunks that hold it (an inverse document frequency that needs no
@@ -114,6 +130,8 @@ def vocabulary(
     doc_freq: Callable[[str], int] | None,
     first: Set[str] = frozenset(),
     top: Set[str] = frozenset(),
+    chunks: Sequence[Set[str]] = (),
+    files: Sequence[Set[str]] = (),
 ) -> dict[str, float]:
     """How much of the question the workspace's text knows at all: the share of its BM25 terms,
     and of its names, that some chunk holds; the share of the names it holds nowhere (0 for a
@@ -123,6 +141,11 @@ def vocabulary(
     this one never uses, whatever the ranking makes of the rest. And how much of the
     question's information the first result and the top results hold (:func:`explained`;
     ``first`` and ``top``: their words, lowercased). Each distinct word is looked up once.
+    Where the question's words meet: the most of its information one result (``chunks``: each
+    top result's words) or one file (``files``: the words of its top results together) holds;
+    an answerable question's words usually meet in the gold file, another project's are
+    scattered over files that each hold a few. And how specific the question is here: the mean
+    weight of its terms (1 for words no chunk holds, falling as they get common).
     Without the lexical index: everything known, and half explained."""
     terms = list(dict.fromkeys(t for t in qa.terms if len(t) >= 3))[:MAX_TERMS]
     names = list(dict.fromkeys(n.lower() for n in qa.names))[:MAX_TERMS]
@@ -134,6 +157,9 @@ def vocabulary(
             "rare_terms": 0.0,
             "explained_first": 0.5,
             "explained_top": 0.5,
+            "explained_chunk": 0.5,
+            "explained_file": 0.5,
+            "specific": 0.5,
         }
     df = {w: doc_freq(w) for w in dict.fromkeys([*terms, *names])}
     missing = sum(1 for n in names if df[n] == 0) / len(names) if names else 0.0
@@ -144,6 +170,13 @@ def vocabulary(
         "rare_terms": sum(1 for t in terms if df[t] <= RARE) / len(terms) if terms else 0.0,
         "explained_first": explained(terms, df, {w[:_STEM] for w in first}),
         "explained_top": explained(terms, df, {w[:_STEM] for w in top}),
+        "explained_chunk": max(
+            (explained(terms, df, {w[:_STEM] for w in c}) for c in chunks), default=0.0
+        ),
+        "explained_file": max(
+            (explained(terms, df, {w[:_STEM] for w in f}) for f in files), default=0.0
+        ),
+        "specific": sum(_weight(df[t]) for t in terms) / len(terms) if terms else 0.0,
     }
 
 
@@ -178,6 +211,9 @@ def signals(
     first_words = word_sets[0]
     top_words = set().union(*word_sets)
     han = crosslingual.han_share(qa.raw)
+    by_file: dict[str, set[str]] = {}
+    for e, ws in zip(top, word_sets, strict=True):
+        by_file.setdefault(e.path, set()).update(ws)
     crossed = [e for e in top if "cross" in e.scores]
     cross_other = [e.scores["cross"] for e in crossed if e.path != first.path]
     return {
@@ -217,7 +253,11 @@ def signals(
         # above then come from words and structure alone.
         "han": han,
         "models_aside": float(not cosines and han >= crosslingual.MODELS_HAN_SHARE),
-        **vocabulary(qa, doc_freq, first_words, top_words),
+        # How the channels agree: the share of them whose best-ranked result here is in the
+        # first file, and how many files the top results spread over.
+        "channels_agree": _agreement(top),
+        "files_spread": (len(by_file) - 1) / max(1, len(top) - 1),
+        **vocabulary(qa, doc_freq, first_words, top_words, word_sets, list(by_file.values())),
     }
 
 
