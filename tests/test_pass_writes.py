@@ -103,3 +103,32 @@ def test_an_error_while_writing_rolls_back_the_bm25_documents_too(
         monkeypatch.setattr(Store, "replace_file", real)
         eng.index()
         assert (eng.status().chunks, len(eng.parts.lexical)) == (FILES * FUNCS, FILES * FUNCS)
+
+
+def test_a_new_file_has_no_stored_chunks_to_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cold index reads no chunk rows back (every file is new); a changed file's rows are
+    read, so its unchanged chunks keep their ids (and vectors, and BM25 documents)."""
+    ws = tmp_path / "ws"
+    _workspace(ws)
+    reads: list[str] = []
+    real = Store.chunks_of
+
+    def chunks_of(self: Store, path: str) -> Any:
+        reads.append(path)
+        return real(self, path)
+
+    monkeypatch.setattr(Store, "chunks_of", chunks_of)
+    with Engine(ws, tmp_path / "idx", config=_cfg()) as eng:
+        eng.index()
+        assert reads == []  # distinct names, no packages: the relink reads none either
+        ids = {sc.chunk.symbol: sc.id for sc in eng.parts.store.chunks_of("pkg/mod_5.py")}
+        reads.clear()
+        path = ws / "pkg" / "mod_5.py"
+        path.write_text(path.read_text() + "\n\ndef added():\n    return 1\n")
+        eng.index(paths=["pkg/mod_5.py"])
+        assert reads.count("pkg/mod_5.py") >= 1
+        after = {sc.chunk.symbol: sc.id for sc in eng.parts.store.chunks_of("pkg/mod_5.py")}
+        assert all(after[s] == i for s, i in ids.items())  # unchanged chunks kept their rows
+        assert "added" in after and after["added"] not in ids.values()

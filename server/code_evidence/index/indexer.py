@@ -154,7 +154,9 @@ class Indexer:
         links_current = store.get_meta("resolution") == RESOLUTION_VERSION and not work.rechunk
         # Each file is written as it is read (passwrite.py): the chunks of the whole pass are
         # never held at once. A cancel or failure rolls the store and the lexical index back.
-        out = PassWriter(parts, model_id, scan.git.commit, stamp, keep_added=cfg.stages.vectors)
+        out = PassWriter(
+            parts, model_id, scan.git.commit, stamp, keep_added=cfg.stages.vectors, known=known
+        )
         try:
             with store.transaction():
                 store.set_meta({"derived_dirty": "1"})

@@ -14,6 +14,8 @@ Nothing is visible before the end: the store commits once, the lexical index aft
 
 from __future__ import annotations
 
+from collections.abc import Container
+
 from ..api import Chunk
 from ..filekinds import wants_vector
 from ..models.embed_cache import embedding_key
@@ -32,8 +34,12 @@ class PassWriter:
         commit: str | None,
         stamp: str,
         keep_added: bool,
+        known: Container[str] = (),
     ) -> None:
+        """``known``: the files the store held before the pass; a file not among them has no
+        chunks to keep, so its rows are not read (a cold index reads none)."""
         self.parts = parts
+        self.known = known
         self.model_id = model_id
         self.commit = commit
         self.stamp = stamp
@@ -56,7 +62,8 @@ class PassWriter:
         vectors and BM25 documents), new ones are inserted and their documents added."""
         store, row, model_id = self.parts.store, read.row, self.model_id
         assert row is not None
-        existing = {sc.chunk.hash: sc for sc in store.chunks_of(row.path)}
+        old = store.chunks_of(row.path) if row.path in self.known else []
+        existing = {sc.chunk.hash: sc for sc in old}
         keep: list[tuple[int, Chunk]] = []
         new: list[tuple[Chunk, str | None]] = []
         for ch in read.chunks:
