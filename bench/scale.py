@@ -61,9 +61,9 @@ from speed import (
     make_queries,
     proc_memory,
     run_child,
-    time_find,
     wait_idle,
 )
+from speed import find_rows as speed_find_rows
 
 SCALE_ROOT = Path(os.environ.get("CODE_EVIDENCE_SCALE_ROOT", CACHE_ROOT / "scale"))
 DOWNLOADS = CACHE_ROOT / "downloads"
@@ -188,12 +188,11 @@ def find_rows(root: Path, index_dir: Path, queries: int) -> dict[str, Any]:
         chunks = list(engine.parts.store.all_chunks())
         idents, docs = make_queries(chunks, queries)
         del chunks
-        lat_i, empty_i = time_find(engine, idents)
-        lat_d, empty_d = time_find(engine, docs)
+        rows = speed_find_rows(engine, idents, docs)
     return {
-        "identifiers": {**summary(lat_i), "empty": empty_i},
-        "descriptions": {**summary(lat_d), "empty": empty_d},
-        "all": summary(lat_i + lat_d),
+        "identifiers": rows["find_identifiers"],
+        "descriptions": rows["find_docstrings"],
+        "all": rows["find_all"],
         "sample": {"identifiers": idents[:3], "descriptions": docs[:2]},
     }
 

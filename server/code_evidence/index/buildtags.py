@@ -18,6 +18,7 @@ absent, the older ``// +build`` lines. Only the header before ``package`` counts
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 _GOOS = (
     "aix android darwin dragonfly freebsd hurd illumos ios js linux nacl netbsd openbsd plan9 "
@@ -64,18 +65,18 @@ class _Parser:
         return value
 
     def _or(self) -> bool:
-        value = self._and()
-        while self._next() == "||":
-            self.i += 1
-            value = self._and() or value
-        return value
+        return any(self._operands("||", self._and))
 
     def _and(self) -> bool:
-        value = self._unary()
-        while self._next() == "&&":
+        return all(self._operands("&&", self._unary))
+
+    def _operands(self, op: str, operand: Callable[[], bool]) -> list[bool]:
+        """Every operand of a chain joined by ``op``, each parsed (so all tokens are read)."""
+        values = [operand()]
+        while self._next() == op:
             self.i += 1
-            value = self._unary() and value
-        return value
+            values.append(operand())
+        return values
 
     def _unary(self) -> bool:
         tok = self._next()

@@ -34,7 +34,7 @@ class PassWriter:
         commit: str | None,
         stamp: str,
         keep_added: bool,
-        known: Container[str] = (),
+        known: Container[str],
     ) -> None:
         """``known``: the files the store held before the pass; a file not among them has no
         chunks to keep, so its rows are not read (a cold index reads none)."""

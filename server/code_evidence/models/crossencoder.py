@@ -46,7 +46,7 @@ class CrossEncoder:
         if not model_path.is_file():
             raise FileNotFoundError(f"cross-encoder model not found: {model_path}")
         self.workers = threads or onnx.physical_cores()
-        self.session: Any = onnx.session(model_path, 1)
+        self.session: Any = onnx.session(model_path)
         self.tok = Tokenizer.from_file(str(TOKENIZER_PATH))
         self.tok.no_padding()
         self.tok.no_truncation()

@@ -147,7 +147,7 @@ class Embedder:
         0.70x the time of one batch at a time on two threads, with identical vectors."""
         with self._session_lock:
             if self._session is None:
-                session = onnx.session(self.model_path, 1)
+                session = onnx.session(self.model_path)
                 out_dim = session.get_outputs()[0].shape[-1]
                 if isinstance(out_dim, int) and out_dim != self.dim:
                     raise ValueError(f"{self.model_path}: output dim {out_dim}, expected {DIM}")

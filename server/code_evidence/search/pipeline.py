@@ -114,8 +114,8 @@ def rerankers(
     control: RequestControl | None = None,
 ) -> list[rerank.Reranker]:
     """The feature scorer, then the configured model scorer when the question is one it
-    helps with. A model that cannot load leaves the feature scorer alone, with a note: the
-    request still answers."""
+    helps with, then the multilingual scorer for a question that holds Chinese. A model that
+    cannot load leaves the others, with a note: the request still answers."""
     if not cfg.stages.rerank:
         return []
     out: list[rerank.Reranker] = [rerank.FeatureReranker()]
@@ -138,6 +138,7 @@ def rerankers(
             out.append(rerank.CrossEncoderReranker(model, index.scores, pairs, blend, control))
     elif kind == "bi-encoder" and index.cache is not None:
         out.append(rerank.BiEncoderReranker(index.embedder, index.cache, cfg.ranking.rerank_blend))
+    out.extend(multilingual.rerankers(qa, depth != "quick", notes))  # questions holding Chinese
     return out
 
 
@@ -225,7 +226,6 @@ def answer(
     timings["features"] = StageTiming(len(cands), _ms(t0))
     t0 = time.perf_counter()
     scorers = rerankers(cfg, index, qa, req.depth, notes, control)
-    scorers += multilingual.rerankers(qa, cfg.stages.rerank and req.depth != "quick", notes)
     cands, scored, rerank_notes = rerank.rerank(
         cands,
         qa,
