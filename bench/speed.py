@@ -81,7 +81,7 @@ from code_evidence.models.embed_cache import (
     embedding_key,
     embedding_text,
 )
-from code_evidence.models.embedder import Embedder, length_batches, normalise
+from code_evidence.models.embedder import Embedder, normalise
 from code_evidence.search.query import analyze
 from code_evidence.search.rerank import reads_as_description
 from lsp_latency import DJANGO, django_tree, hover_positions, timed
@@ -272,7 +272,7 @@ class PlaceholderEmbedder(Embedder):
     vector, not good vectors; the real model would take ~23 minutes for all of Django on
     2 cores. Every vector the switch itself computes comes from the real model."""
 
-    def embed(self, texts: Sequence[str], batch_size: int | None = None) -> np.ndarray:
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         for i, text in enumerate(texts):
             digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8)
@@ -290,10 +290,10 @@ class CountingEmbedder(Embedder):
         self.texts = 0
         self.seconds = 0.0
 
-    def embed(self, texts: Sequence[str], batch_size: int | None = None) -> np.ndarray:
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
         t0 = time.perf_counter()
         try:
-            return super().embed(texts, batch_size)
+            return super().embed(texts)
         finally:
             self.texts += len(texts)
             self.seconds += time.perf_counter() - t0
@@ -632,28 +632,13 @@ async def server_rows(root: Path, index_dir: Path, hovers: int) -> dict[str, Any
 # -- embedding throughput -------------------------------------------------------------------
 
 
-def legacy_embed(embedder: Embedder, session: Any, texts: list[str], batch: int = 32) -> np.ndarray:
-    """``Embedder.embed`` as it was before issue 7 (the "before" of the before/after and the
-    reference the new vectors must match): sort by tokens, pad per batch, mean-pool, normalise."""
+def legacy_embed(embedder: Embedder, session: Any, texts: list[str]) -> np.ndarray:
+    """``Embedder.embed`` with the session options before issue 7 (the "before" of the
+    before/after and the reference the new vectors must match): one text per run, as the
+    shipped model needs (its activations are quantised per run), one run at a time."""
     out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
-    encodings = embedder._tok.encode_batch(texts)
-    lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(texts))
-    order = np.argsort(lengths, kind="stable")
-    for start in range(0, len(order), batch):
-        idx = order[start : start + batch]
-        bl = lengths[idx]
-        mask = np.arange(int(bl.max()))[None, :] < bl[:, None]
-        ids = np.full(mask.shape, embedder._pad_id, dtype=np.int64)
-        ids[mask] = np.concatenate([encodings[i].ids for i in idx])
-        hidden = session.run(
-            ["last_hidden_state"],
-            {
-                "input_ids": ids,
-                "attention_mask": mask.astype(np.int64),
-                "token_type_ids": np.zeros_like(ids),
-            },
-        )[0]
-        out[idx] = np.einsum("bsd,bs->bd", hidden, mask.astype(hidden.dtype)) / bl[:, None]
+    for i, feed in enumerate(bare_feeds(embedder, texts)):
+        out[i] = session.run(["last_hidden_state"], feed)[0][0].mean(axis=0)
     return normalise(out)
 
 
@@ -671,22 +656,16 @@ def legacy_session(embedder: Embedder) -> Any:
     )
 
 
-def bare_batches(embedder: Embedder, texts: list[str], batch: int) -> list[dict[str, np.ndarray]]:
-    """The model inputs the pipeline feeds (length-sorted, padded per batch), built up front so
+def bare_feeds(embedder: Embedder, texts: list[str]) -> list[dict[str, np.ndarray]]:
+    """The model inputs the pipeline feeds (one text per run, no padding), built up front so
     the timed loop is nothing but ``session.run``."""
-    encodings = embedder._tok.encode_batch(texts)
-    lengths = np.array([len(e.ids) for e in encodings])
-    order = np.argsort(lengths, kind="stable")
     feeds = []
-    for idx in length_batches(order, lengths, batch, embedder.max_batch_tokens):
-        bl = lengths[idx]
-        mask = np.arange(int(bl.max()))[None, :] < bl[:, None]
-        ids = np.full(mask.shape, embedder._pad_id, dtype=np.int64)
-        ids[mask] = np.concatenate([encodings[i].ids for i in idx])
+    for enc in embedder._tok.encode_batch(texts):
+        ids = np.asarray(enc.ids, dtype=np.int64)[None, :]
         feeds.append(
             {
                 "input_ids": ids,
-                "attention_mask": mask.astype(np.int64),
+                "attention_mask": np.ones_like(ids),
                 "token_type_ids": np.zeros_like(ids),
             }
         )
@@ -702,9 +681,9 @@ def embed_bench(chunks: list[StoredChunk], sample: int, repeats: int) -> dict[st
     texts = [by_key[k] for k in keys]
     tokens = sum(len(e.ids) for e in embedder._tok.encode_batch(texts))
     session = embedder._get_session()
-    session.run(["last_hidden_state"], bare_batches(embedder, texts[:8], 8)[0])  # warm-up
+    session.run(["last_hidden_state"], bare_feeds(embedder, texts[:1])[0])  # warm-up
 
-    feeds = bare_batches(embedder, texts, embedder.batch_size)
+    feeds = bare_feeds(embedder, texts)
     old_session = legacy_session(embedder)
     legacy_embed(embedder, old_session, texts[:8])  # warm-up
     # Best of ``repeats`` for each, interleaved, so a burst of noise on the machine (a shared
@@ -737,7 +716,6 @@ def embed_bench(chunks: list[StoredChunk], sample: int, repeats: int) -> dict[st
         "embedded": computed,
         "repeats": repeats,
         "threads": embedder.threads,
-        "batch_size": embedder.batch_size,
         "bare_s": round(bare_s, 2),
         "pipeline_s": round(pipeline_s, 2),
         "legacy_s": round(legacy_s, 2),

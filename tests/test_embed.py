@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 from pathlib import Path
@@ -21,10 +22,10 @@ from code_evidence.models.embedder import (
     DIM,
     MAX_TOKENS,
     MODEL_ID,
+    MODEL_SHA256,
     TOKENIZER_PATH,
     Embedder,
     default_model_path,
-    length_batches,
 )
 from code_evidence.paths import CACHE_DIR_ENV
 
@@ -83,30 +84,23 @@ def test_empty_input(embedder: Embedder) -> None:
     assert out.shape == (0, DIM) and out.dtype == np.float32
 
 
-def test_batch_equals_one_by_one(embedder: Embedder) -> None:
-    # Very different lengths, so rows in a batch carry a lot of padding.
+def test_a_texts_vector_does_not_depend_on_the_texts_beside_it(embedder: Embedder) -> None:
+    """The cache addresses a vector by its text alone. The model scales its activations per
+    run, so texts embedded in one call must not share a run: with a batch, "a" next to a long
+    chunk moved by up to 0.03 in a coordinate."""
     texts = ["a", JSON_CHUNK, CIRCLE_CHUNK * 4, "short text", "def g(): return 1 " * 30]
-    batched = embedder.embed(texts, batch_size=3)
+    together = embedder.embed(texts)
     single = np.stack([embedder.embed([t])[0] for t in texts])
-    assert np.abs(batched - single).max() < 1e-4
+    assert np.abs(together - single).max() < 1e-6
     # Output rows follow input order, not the internal length order.
-    swapped = embedder.embed(texts[::-1], batch_size=3)
-    assert np.abs(swapped[::-1] - batched).max() < 1e-4
+    swapped = embedder.embed(texts[::-1])
+    assert np.abs(swapped[::-1] - together).max() < 1e-6
+    assert np.abs(embedder.embed(["a", "short text"])[0] - single[0]).max() < 1e-6
 
 
-def test_batches_stay_within_the_token_budget() -> None:
-    lengths = np.array([3, 256, 40, 40, 200, 7, 64, 64, 64, 64, 64, 64])
-    order = np.argsort(lengths, kind="stable")
-    batches = list(length_batches(order, lengths, batch_size=16, max_tokens=256))
-    assert np.array_equal(np.concatenate(batches), order)  # every text once, in length order
-    for idx in batches:
-        assert len(idx) == 1 or len(idx) * lengths[idx].max() <= 256
-    assert [len(b) for b in batches] == [4, 4, 2, 1, 1]  # wide for short texts, narrow for long
-
-
-def test_batches_run_at_once_give_the_same_vectors() -> None:
-    """Two batches at a time (one onnxruntime thread each) write each text's own row: the
-    vectors equal one batch at a time, in input order, for texts of every length."""
+def test_texts_run_at_once_give_the_same_vectors() -> None:
+    """Two texts at a time (one onnxruntime thread each) write each text's own row: the
+    vectors equal one text at a time, in input order, for texts of every length."""
     texts = [f"def f_{i}(x):\n    return x + {i}\n" + "y = 1\n" * (i % 23) for i in range(70)]
     serial = Embedder(threads=1).embed(texts)
     together = Embedder(threads=2).embed(texts)
@@ -175,7 +169,10 @@ def test_count_tokens_remembers_lines_and_stays_exact(embedder: Embedder) -> Non
 
 def test_model_id(tmp_path: Path) -> None:
     assert MAX_TOKENS == 256  # ids at 256 tokens keep the form they had before the cut was in it
-    assert MODEL_ID.startswith("minilm-l6-v2-int8@") and len(MODEL_ID.split("@")[1]) == 12
+    assert MODEL_ID.startswith("minilm-l6-v2-dq8@") and len(MODEL_ID.split("@")[1]) == 12
+    # The pinned digest is the shipped file's (the id is not hashed at start-up).
+    assert hashlib.sha256(default_model_path().read_bytes()).hexdigest() == MODEL_SHA256
+    assert MODEL_SHA256.startswith(MODEL_ID.split("@")[1])
     assert Embedder().model_id == MODEL_ID
     # The cut is part of the id: a vector read at another length is another vector.
     assert Embedder(max_tokens=128).model_id == f"{MODEL_ID}/128"

@@ -69,21 +69,6 @@ def test_physical_cores_is_within_the_cpus_we_may_use() -> None:
     assert Embedder().threads == cores
 
 
-def test_batch_size_does_not_change_vectors() -> None:
-    texts = [
-        "def add(a, b):\n    return a + b\n",
-        "x",
-        "class Cart:\n    '''Items a customer is about to buy.'''\n" * 6,
-        "where is the writer lock taken",
-        "",
-    ]
-    reference = Embedder(threads=2, batch_size=1).embed(texts)
-    for size in (2, 16, 64):
-        got = Embedder(threads=2, batch_size=size).embed(texts)
-        assert np.abs(got - reference).max() < 1e-4
-    assert Embedder(batch_size=0).batch_size == 1
-
-
 class RecordingEmbedder(Embedder):
     """The real model; remembers every text it was asked to embed, in order."""
 
@@ -91,9 +76,9 @@ class RecordingEmbedder(Embedder):
         super().__init__(threads=2)
         self.seen: list[str] = []
 
-    def embed(self, texts: Sequence[str], batch_size: int | None = None) -> np.ndarray:
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
         self.seen.extend(texts)
-        return super().embed(texts, batch_size)
+        return super().embed(texts)
 
 
 def test_source_is_embedded_before_tests_docs_and_migrations(

@@ -142,3 +142,31 @@ def test_a_new_policy_reembeds_chunks_whose_embedded_text_it_changed(tmp_path: P
         # The test's new text came from the cache or the model; the code kept its vector.
         assert report.embedded + report.vectors_from_cache == 1
         assert eng.state == "ready"
+
+
+def test_a_new_embedding_model_reembeds_every_chunk(tmp_path: Path) -> None:
+    """An index made by an older model file (a package upgrade): its vectors are in another
+    space than the new model's questions, and the shared cache still holds the old model's
+    vector under each old key, so every chunk is re-keyed and embedded again."""
+    ws = tmp_path / "ws"
+    write_files(ws, FILES)
+    with Engine(ws, tmp_path / "idx") as eng:
+        eng.index()
+        model = eng.embedder.model_id
+        (code,) = [sc for sc in eng.reader.all_chunks() if wants_vector(sc.chunk.path)]
+        old_model = "minilm-l6-v2-int8@8199be6f699a"
+        old_key = embedding_key(code.chunk, old_model)
+        eng.parts.store.set_emb_keys([(code.id, old_key)])
+        # Written before "embedding_model" existed: the old model is under "model" only.
+        eng.parts.store.set_meta_now({"model": old_model, "embedding_model": None})
+        fresh = eng.embedder.embed([embedding_text(code.chunk)])[0]
+        eng.parts._cache().put_many({old_key: -fresh})  # what the old model gave that text
+        report = eng.index()
+        (now,) = [sc for sc in eng.reader.all_chunks() if sc.id == code.id]
+        assert now.emb_key == embedding_key(now.chunk, model) != old_key
+        assert report.embedded + report.vectors_from_cache == 1
+        ((key, similarity),) = eng.parts.vectors.search(fresh, 1)
+        assert key == code.id and similarity > 0.99
+        assert eng.parts.store.get_meta("embedding_model") == model
+        # The same model again re-embeds nothing.
+        assert eng.index().embedded == 0

@@ -184,6 +184,7 @@ class Indexer:
                 if graph_changed:  # relinked below, once the change is searchable
                     store.set_meta({"resolution": ""})
                 policy_changed = self._count_vectorless(out.vectorless)
+                model_changed = self._embedding_model_changed(model_id)
                 meta = {
                     "commit": scan.git.commit,
                     "branch": scan.git.branch,
@@ -236,7 +237,9 @@ class Indexer:
         if head and read_at != {head}:
             freshness.update_history(self.git, store, head)
 
-        if policy_changed and len(parts.vectors):  # a new index has nothing to re-decide
+        # A new index has nothing to re-decide; a new model re-keys every chunk even before any
+        # vector exists (an old key would find the old model's vector in the shared cache).
+        if (policy_changed and len(parts.vectors)) or model_changed:
             parts.redecide_vectors(model_id)
         embedded, from_cache, cancelled = 0, 0, False
         if cfg.stages.vectors:
@@ -287,6 +290,20 @@ class Indexer:
             count = int(store.get_meta("bm25_only") or 0) + delta
         store.set_meta({"bm25_only": str(count), "vector_policy": VECTOR_POLICY})
         return changed
+
+    def _embedding_model_changed(self, model_id: str | None) -> bool:
+        """Whether the chunks' keys and vectors were made by another embedding model than
+        ``model_id`` (a new model file ships with the package): their vectors live in another
+        space than the questions'. Within the pass's transaction; a pass with vectors off
+        (``model_id`` None) leaves the record alone, so the check happens when they are on."""
+        if model_id is None:
+            return False
+        store = self.parts.store
+        # "embedding_model" is written only with vectors on; an index made before it existed
+        # has its model under "model".
+        before = store.get_meta("embedding_model") or store.get_meta("model")
+        store.set_meta({"embedding_model": model_id})
+        return before is not None and before != model_id
 
     def _relink_imports(self, cfg: Config, change: LinkChange | None) -> Relinked:
         """Import edges, same-package edges and the build-output finding (``relink.py``):

