@@ -401,3 +401,30 @@ def test_freshness_from_git_history(tmp_path: Path) -> None:
     assert "recent" in next(r for r in again.results if r.path == "legacy_tax.py").reasons
     with Engine(ws, tmp_path / "idx2") as off:  # default: weight 0, no boost, no tag
         assert all("recent" not in r.reasons for r in off.find(FindRequest("invoice tax")).results)
+
+
+class _GrowingVectors:
+    """The vector index as a request sees it while a pass adds vectors: each look at its size
+    finds more than the last (a unit-test stand-in for a pass racing the status read)."""
+
+    def __init__(self, real, counts: list[int]) -> None:
+        self._real, self._counts = real, counts
+
+    def __len__(self) -> int:
+        return self._counts.pop(0) if len(self._counts) > 1 else self._counts[0]
+
+    def __getattr__(self, name: str):
+        return getattr(self._real, name)
+
+
+def test_status_state_goes_with_the_vectors_it_shows(project: Path, tmp_path: Path) -> None:
+    """A pass finishing between two reads of the vector count paired "ready" with 0 of N
+    vectors (seen over MCP); the state comes from the count the status shows."""
+    with Engine(project, tmp_path / "idx") as eng:
+        eng.index()
+        total = eng.status().vector_target
+        assert total > 0 and eng.status().state == "ready"
+        eng.parts.vectors = _GrowingVectors(eng.parts.vectors, [0, total])
+        status = eng.status()
+        assert (status.vectors, status.state) == (0, "partial")
+        assert eng.status().state == "ready"

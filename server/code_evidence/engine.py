@@ -221,9 +221,14 @@ class Engine:
     def state(self) -> str:
         """``indexing`` while a pass runs; ``partial`` while chunks still lack vectors (answers
         come from BM25 and structure for those); ``ready`` otherwise."""
+        return self._state(len(self.parts.vectors))
+
+    def _state(self, vectors: int) -> str:
+        """:attr:`state` for ``vectors`` vectors in: a status reports the state of the same
+        count it shows (a pass can add vectors between two reads of the count)."""
         if self._indexing:
             return "indexing"
-        if self.config.stages.vectors and len(self.parts.vectors) < vector_target(self.reader):
+        if self.config.stages.vectors and vectors < vector_target(self.reader):
             return "partial"
         return "ready"
 
@@ -271,12 +276,13 @@ class Engine:
         """Where the index stands (``index/status.py``); ``scan`` False skips listing the
         workspace (after a pass over the files the watcher saw change)."""
         with self.snapshot() as reader:
+            vectors = len(self.parts.vectors)
             holder = Holder(
                 self.workspace,
                 self.index_dir,
-                len(self.parts.vectors),
+                vectors,
                 self.locked_by_other,
-                self.state,
+                self._state(vectors),
                 describe_tuned(self.tuned),
             )
             return read_status(holder, reader, self.git, self.config, scan)

@@ -187,10 +187,15 @@ class AgentWorkspace:
 
     def _status(self) -> tuple[dict[str, Any], str]:
         load = self.pool.load()
+        index = self.index_state()
+        status = self.engine.status()
+        # The state that goes with the counts shown: read with them, not a moment apart (a
+        # pass finishing in between paired "ready" with 0 of 23 vectors). A pass running when
+        # the state was read still says "indexing".
+        if index.state in ("ready", "partial"):
+            index = dataclasses.replace(index, state=status.state)
         # This call is one of the running requests; report the others.
-        return tools.status_answer(
-            self.engine.status(), self.index_state(), max(0, load.running - 1), load.queued
-        )
+        return tools.status_answer(status, index, max(0, load.running - 1), load.queued)
 
 
 @dataclass(frozen=True, slots=True)
