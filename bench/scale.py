@@ -15,7 +15,8 @@ At each size, in one run:
 
 - **lexical ready**: a cold index in a fresh process until BM25 and structure answer, and the
   peak RSS (VmHWM) of that process; **index size** on disk;
-- **warm restart**: a new process opens the index and runs a pass that finds nothing changed;
+- **warm restart**: a new process opens the index and runs a pass that finds nothing changed
+  (three restarts, the median);
 - **find p50/p95** over the stated mix: half exact identifiers (defined symbols of non-test
   code), half descriptions (first docstring sentences), default interactive depth, so the
   cross-encoder scores the descriptions that read as one; answered from the index as it is;
@@ -294,7 +295,10 @@ def measure(root: Path, label: str, args: argparse.Namespace) -> dict[str, Any]:
     log(f"[{label}] cold index ...")
     cold = run_child(root, index_dir)
     log(f"[{label}] {cold['chunks_total']} chunks in {cold['ready_s']:.1f} s; warm restart ...")
-    warm = run_child(root, index_dir)
+    # Three restarts, the median reported: one stalled for 4 s once (the same index gave
+    # 0.8-1.7 s right after), and one run should not decide a row that reads one pass.
+    warms = sorted((run_child(root, index_dir) for _ in range(3)), key=lambda w: w["ready_s"])
+    warm = warms[1]
     out: dict[str, Any] = {
         "chunks": cold["chunks_total"],
         "files": cold["files_seen"],
@@ -304,6 +308,7 @@ def measure(root: Path, label: str, args: argparse.Namespace) -> dict[str, Any]:
         "index_mb": round(dir_bytes(index_dir) / 1e6, 1),
         "warm_restart_s": round(warm["ready_s"], 3),
         "warm_restart_process_s": round(warm["process_wall_s"], 2),
+        "warm_restarts_s": [round(w["ready_s"], 3) for w in warms],
         "estimated_chunks": round(estimated_chunks(root)),
     }
     progress(label, out)
