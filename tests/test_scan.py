@@ -11,7 +11,7 @@ import pytest
 
 from code_evidence.config import IndexConfig
 from code_evidence.git import Git, GitState
-from code_evidence.index.load import SkipFile, load_text
+from code_evidence.index.load import RealPaths, SkipFile, load_text
 from code_evidence.index.scan import scan_workspace
 from code_evidence.paths import resolve_workspace_path
 from code_evidence.secrets import is_secret_path
@@ -699,3 +699,40 @@ def test_resolve_workspace_path_rejects_sibling_with_common_prefix(tmp_path: Pat
     (tmp_path / "ws2").mkdir()
     with pytest.raises(ValueError, match="outside the workspace"):
         resolve_workspace_path(root, str(tmp_path / "ws2" / "a.py"))
+
+
+def test_a_folder_swapped_for_a_symlink_during_a_pass_is_not_read_outside(
+    tmp_path: Path,
+) -> None:
+    """The pass remembers each folder's real path (``RealPaths``); the file actually opened is
+    checked again, so a folder swapped for a symlink after its first file was read is caught."""
+    elsewhere = tmp_path / "elsewhere"
+    write(elsewhere / "b.py", "outside\n")
+    repo = tmp_path / "repo"
+    write(repo / "lib" / "a.py", "inside\n")
+    write(repo / "lib" / "b.py", "inside too\n")
+    real_paths = RealPaths(repo)
+    assert load_text(repo, "lib/a.py", IndexConfig(), real_paths).text == "inside\n"
+    shutil.rmtree(repo / "lib")
+    (repo / "lib").symlink_to(elsewhere, target_is_directory=True)
+    assert real_paths.of("lib/b.py") == str(repo.resolve() / "lib" / "b.py")  # remembered
+    with pytest.raises(SkipFile) as caught:
+        load_text(repo, "lib/b.py", IndexConfig(), real_paths)
+    assert caught.value.reason == "outside-workspace"
+    # A new pass resolves the folder again and refuses before opening.
+    fresh = RealPaths(repo)
+    assert not fresh.inside(fresh.of("lib/b.py"))
+
+
+def test_real_paths_agree_with_realpath(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    write(repo / "a" / "b" / "c.py")
+    write(repo / "top.py")
+    (repo / "link.py").symlink_to("a/b/c.py")
+    (repo / "a" / "d").symlink_to("b", target_is_directory=True)
+    (repo / "out.py").symlink_to(tmp_path / "nowhere.py")
+    real_paths = RealPaths(repo)
+    for rel in ("a/b/c.py", "top.py", "link.py", "a/d/c.py", "out.py", "a/b/missing.py"):
+        assert real_paths.of(rel) == os.path.realpath(repo / rel), rel
+    assert not real_paths.inside(real_paths.of("out.py"))
+    assert real_paths.inside(real_paths.of("a/d/c.py"))

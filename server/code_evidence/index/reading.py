@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import os
 from collections import deque
 from collections.abc import Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -23,7 +22,7 @@ from ..api import Chunk
 from ..config import IndexConfig
 from ..secrets import config_like, file_line_spans, spans_in, text_line_spans
 from .chunk import chunk_file, detect_language
-from .load import LoadedText, SkipFile, checked_text, load_text
+from .load import LoadedText, RealPaths, SkipFile, checked_text, load_text
 from .scan import FileEntry
 from .store import FileRow
 
@@ -72,11 +71,11 @@ class Reader:
     known_hashes: Mapping[str, str]
     rechunk: bool
     cfg: IndexConfig
-    root_real: str = ""  # the workspace's real path, resolved once for the whole pass
+    real_paths: RealPaths | None = None  # the pass's; made from ``workspace`` when not given
 
     def __post_init__(self) -> None:
-        if not self.root_real:
-            object.__setattr__(self, "root_real", os.path.realpath(self.workspace))
+        if self.real_paths is None:
+            object.__setattr__(self, "real_paths", RealPaths(self.workspace))
 
     def read(self, entry: FileEntry) -> ReadResult:
         cfg = self.cfg
@@ -85,7 +84,7 @@ class Reader:
                 text = checked_text(self.overlays[entry.path], entry.path, cfg)
                 loaded = LoadedText(text, False)
             else:
-                loaded = load_text(self.workspace, entry.path, cfg, self.root_real)
+                loaded = load_text(self.workspace, entry.path, cfg, self.real_paths)
         except SkipFile as skip:
             return ReadResult(entry, skip=skip.reason)
         content_hash = hashlib.sha256(loaded.text.encode("utf-8", "replace")).hexdigest()

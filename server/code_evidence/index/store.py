@@ -346,39 +346,27 @@ class Store:
                 int(encoding_errors),
             ),
         )
-        added: list[int] = []
-        for chunk, emb_key in new_chunks:
-            cur = self.db.execute(
-                "INSERT INTO chunks(path, start, end, symbol, name, kind, language, text, hash, "
-                "calls, is_test, is_generated, is_vendor, emb_key, secrets, commit_sha, "
-                "indexed_at) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    chunk.path,
-                    chunk.start,
-                    chunk.end,
-                    chunk.symbol,
-                    symbol_name(chunk.symbol),
-                    chunk.kind,
-                    chunk.language,
-                    chunk.text,
-                    chunk.hash,
-                    json.dumps(list(chunk.calls)),
-                    int(chunk.is_test),
-                    int(chunk.is_generated),
-                    int(chunk.is_vendor),
-                    emb_key,
-                    json.dumps(chunk.secrets),
-                    commit,
-                    indexed_at,
-                ),
-            )
-            cid = int(cur.lastrowid or 0)
-            added.append(cid)
-            if chunk.calls:
-                self.db.executemany(
-                    "INSERT INTO calls(chunk_id, name) VALUES(?, ?)",
-                    [(cid, name) for name in chunk.calls],
-                )
+        rows = [
+            (chunk.path, chunk.start, chunk.end, chunk.symbol, symbol_name(chunk.symbol),
+             chunk.kind, chunk.language, chunk.text, chunk.hash,
+             json.dumps(list(chunk.calls)) if chunk.calls else "[]", int(chunk.is_test),
+             int(chunk.is_generated), int(chunk.is_vendor), emb_key,
+             json.dumps(chunk.secrets) if chunk.secrets else "[]", commit, indexed_at)
+            for chunk, emb_key in new_chunks
+        ]  # fmt: skip
+        self.db.executemany(
+            "INSERT INTO chunks(path, start, end, symbol, name, kind, language, text, hash, "
+            "calls, is_test, is_generated, is_vendor, emb_key, secrets, commit_sha, "
+            "indexed_at) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            rows,
+        )
+        # AUTOINCREMENT ids of one statement's rows on one connection are consecutive.
+        last = self.db.execute("SELECT last_insert_rowid()").fetchone()[0] if rows else 0
+        added = list(range(last - len(rows) + 1, last + 1))
+        self.db.executemany(
+            "INSERT INTO calls(chunk_id, name) VALUES(?, ?)",
+            [(cid, n) for cid, (ch, _) in zip(added, new_chunks, strict=True) for n in ch.calls],
+        )
         return removed, added
 
     def set_emb_keys(self, keys: Sequence[tuple[int, str]]) -> None:
