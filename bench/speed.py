@@ -23,9 +23,10 @@ made a git repository) it measures:
   workspace: its RSS once idle (``/proc/<pid>/status``), hover latency over the protocol on
   call sites of a few large files, and its RSS after those hovers;
 - **embedding throughput** on a sample of real chunks: the pipeline (``embed_with_cache`` into
-  a cold temporary cache) against the bare ONNX session on the same token batches in the same
-  process (the floor), plus the previous pipeline (``legacy_embed`` below, the code before
-  issue 7) for a before/after and a vector-identity check.
+  a cold temporary cache) against the bare ONNX session on the same inputs (one text per run)
+  in the same process (the floor), plus the session options before issue 7 (``legacy_embed``
+  below: one run at a time on a thread per logical CPU) for a before/after and a
+  vector-identity check.
 
   PYTHONPATH=server python bench/speed.py                     # full run (< 10 min, 2 cores)
   PYTHONPATH=server python bench/speed.py --sample 200 --queries 100
@@ -835,7 +836,7 @@ def table(r: dict[str, Any]) -> str:
         ),
         ("  pipeline / bare", f"{e['pipeline_vs_bare'] * 100:.0f} %", ">= 80 %"),
         (
-            "  before issue 7 (legacy)",
+            "  one run at a time, a thread per CPU (before issue 7)",
             f"{e['legacy_chunks_per_s']}/s, max |diff| {e['max_abs_diff_vs_legacy']:.1e}",
             "diff < 1e-3",
         ),

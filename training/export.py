@@ -17,14 +17,13 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-import onnx
 import onnxruntime as ort
 import torch
-from onnxruntime.quantization import QuantType, quantize_dynamic
 from onnxruntime.transformers.optimizer import optimize_model
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from shipped import quantize_int8  # noqa: E402
 from train import Groups, base_dir, build_model  # noqa: E402
 
 TARGET = HERE.parent / "server" / "code_evidence" / "models" / "reranker" / "model.onnx"
@@ -89,15 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     opt.save_model_to_file(str(fused))
     fusions = {k: v for k, v in opt.get_fused_operator_statistics().items() if v}
     print(f"fused: {fusions}", file=sys.stderr)
-    quantize_dynamic(
-        str(fused),
-        str(int8),
-        weight_type=QuantType.QInt8,
-        per_channel=True,
-        reduce_range=True,
-        # Fused com.microsoft ops defeat shape inference; their tensors are float.
-        extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
-    )
+    quantize_int8(fused, int8)
 
     data = Groups(args.data)
     val = data.split(True)

