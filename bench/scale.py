@@ -72,6 +72,7 @@ from speed import (
 from speed import find_rows as speed_find_rows
 
 SCALE_ROOT = Path(os.environ.get("CODE_EVIDENCE_SCALE_ROOT", CACHE_ROOT / "scale"))
+SMALL_ROOT = SCALE_ROOT / "ws-small"  # the Django point's workspace
 DOWNLOADS = CACHE_ROOT / "downloads"
 # In the order they join the workspace; the first alone is the small point.
 SDISTS = (
@@ -154,7 +155,7 @@ def commit_all(root: Path) -> None:
 
 def small_workspace() -> Path:
     """Django 5.1.4 alone, in a folder of its own as in the large one."""
-    root = SCALE_ROOT / "ws-small"
+    root = SMALL_ROOT
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)
     extract(SDISTS[0], root / "django-5.1.4")
@@ -397,8 +398,8 @@ def main() -> int:
         small = measure(small_workspace(), "small", args)
     if args.django_vectors:
         log("[small] cold start with vectors on, until every vector is in (about 10 minutes) ...")
-        root = SCALE_ROOT / "ws-small"
-        small["vectors"] = run_source_vectors(root if root.is_dir() else small_workspace(), True)
+        root = SMALL_ROOT if SMALL_ROOT.is_dir() else small_workspace()  # after --small-from
+        small["vectors"] = run_source_vectors(root, True)
         small["all_vectors_min"] = round(small["vectors"]["all_vectors_s"] / 60, 2)
     if args.small_only:
         path = result_path("scale-small")

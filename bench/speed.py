@@ -82,7 +82,7 @@ from code_evidence.models.embed_cache import (
     embedding_key,
     embedding_text,
 )
-from code_evidence.models.embedder import Embedder, normalise
+from code_evidence.models.embedder import Embedder, model_inputs, normalise
 from code_evidence.search.query import analyze
 from code_evidence.search.rerank import reads_as_description
 from lsp_latency import DJANGO, django_tree, hover_positions, timed
@@ -660,17 +660,7 @@ def legacy_session(embedder: Embedder) -> Any:
 def bare_feeds(embedder: Embedder, texts: list[str]) -> list[dict[str, np.ndarray]]:
     """The model inputs the pipeline feeds (one text per run, no padding), built up front so
     the timed loop is nothing but ``session.run``."""
-    feeds = []
-    for enc in embedder._tok.encode_batch(texts):
-        ids = np.asarray(enc.ids, dtype=np.int64)[None, :]
-        feeds.append(
-            {
-                "input_ids": ids,
-                "attention_mask": np.ones_like(ids),
-                "token_type_ids": np.zeros_like(ids),
-            }
-        )
-    return feeds
+    return [model_inputs(enc.ids) for enc in embedder._tok.encode_batch(texts)]
 
 
 def embed_bench(chunks: list[StoredChunk], sample: int, repeats: int) -> dict[str, Any]:

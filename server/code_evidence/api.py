@@ -249,6 +249,12 @@ class Status:
     # files are BM25 only: filekinds.wants_vector).
     vector_target: int = 0
 
+    def shown_state(self, reported: str) -> str:
+        """The state to show beside these counts: ``ready`` or ``partial`` as of the counts
+        (read with them; a pass can add vectors between two reads, which once paired "ready"
+        with 0 of 23 vectors), anything else (a pass running, a failure) as ``reported``."""
+        return self.state if reported in ("ready", "partial") else reported
+
 
 def to_json_dict(obj: Any) -> Any:
     """Dataclasses -> plain JSON-ready values (dicts keep field order)."""

@@ -71,11 +71,10 @@ class Reader:
     known_hashes: Mapping[str, str]
     rechunk: bool
     cfg: IndexConfig
-    real_paths: RealPaths | None = None  # the pass's; made from ``workspace`` when not given
+    real_paths: RealPaths = dataclasses.field(init=False)  # the pass's, made from ``workspace``
 
     def __post_init__(self) -> None:
-        if self.real_paths is None:
-            object.__setattr__(self, "real_paths", RealPaths(self.workspace))
+        object.__setattr__(self, "real_paths", RealPaths(self.workspace))
 
     def read(self, entry: FileEntry) -> ReadResult:
         cfg = self.cfg

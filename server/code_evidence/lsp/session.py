@@ -167,12 +167,13 @@ class FolderSession:
         self, state: str, message: str, last_pass: IndexReport | None, scan: bool = True
     ) -> dict[str, Any]:
         status = self.read_status(scan)
-        # "ready" or "partial" as of the counts shown, not a moment before them (a pass can
-        # add vectors in between); a pass that was running still says so.
-        if state in ("ready", "partial"):
-            state = status.state
         return protocol.status_payload(
-            self.root, state, message, status, last_pass, self.engine.config.stages.vectors
+            self.root,
+            status.shown_state(state),
+            message,
+            status,
+            last_pass,
+            self.engine.config.stages.vectors,
         )
 
     def status_payload(self) -> dict[str, Any]:

@@ -189,11 +189,7 @@ class AgentWorkspace:
         load = self.pool.load()
         index = self.index_state()
         status = self.engine.status()
-        # The state that goes with the counts shown: read with them, not a moment apart (a
-        # pass finishing in between paired "ready" with 0 of 23 vectors). A pass running when
-        # the state was read still says "indexing".
-        if index.state in ("ready", "partial"):
-            index = dataclasses.replace(index, state=status.state)
+        index = dataclasses.replace(index, state=status.shown_state(index.state))
         # This call is one of the running requests; report the others.
         return tools.status_answer(status, index, max(0, load.running - 1), load.queued)
 

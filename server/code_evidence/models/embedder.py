@@ -120,8 +120,6 @@ class Embedder:
         self._count_tok.no_padding()
         self._count_tok.no_truncation()
         self._line_tokens: dict[str, int] = {}
-        pad_id = self._tok.token_to_id("[PAD]")
-        self._pad_id = 0 if pad_id is None else pad_id
 
         self._session: Any = None
         self._session_lock = threading.Lock()
@@ -173,15 +171,7 @@ class Embedder:
         session = self._get_session()
 
         def run(i: int) -> None:
-            input_ids = np.asarray(encodings[i].ids, dtype=np.int64)[None, :]
-            hidden = session.run(
-                ["last_hidden_state"],
-                {
-                    "input_ids": input_ids,
-                    "attention_mask": np.ones_like(input_ids),
-                    "token_type_ids": np.zeros_like(input_ids),
-                },
-            )[0]
+            hidden = session.run(["last_hidden_state"], model_inputs(encodings[i].ids))[0]
             out[i] = hidden[0].mean(axis=0)
 
         workers = min(self.threads, len(texts))
@@ -229,6 +219,17 @@ class Embedder:
 def shared_embedder() -> Embedder:
     """One model per process: loading it is the slowest part of a cold start."""
     return Embedder()
+
+
+def model_inputs(ids: Sequence[int]) -> dict[str, np.ndarray]:
+    """One text's token ids as the model's inputs: a batch of one, no padding, so every
+    position is attended to."""
+    input_ids = np.asarray(ids, dtype=np.int64)[None, :]
+    return {
+        "input_ids": input_ids,
+        "attention_mask": np.ones_like(input_ids),
+        "token_type_ids": np.zeros_like(input_ids),
+    }
 
 
 def _line_pieces(line: str) -> Iterator[str]:

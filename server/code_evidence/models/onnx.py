@@ -1,9 +1,9 @@
 """onnxruntime sessions for the shipped models, made one way.
 
 Both models run on the CPU by default with one intra-op thread per run and up to one run per
-physical core at once (a pair or a batch of short texts is too small a run for onnxruntime to
-split across cores without its threads waiting on each other): the cross-encoder's pairs
-(``crossencoder.py``), the embedder's batches (``embedder.py``); on CUDA where onnxruntime
+physical core at once (a pair or one short text is too small a run for onnxruntime to split
+across cores without its threads waiting on each other): the cross-encoder's pairs
+(``crossencoder.py``), the embedder's texts (``embedder.py``); on CUDA where onnxruntime
 offers it. onnxruntime is imported only when a session is made:
 commands that never run a model (status, a lexical-only index) do not pay for it.
 """

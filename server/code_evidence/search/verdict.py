@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence, Set
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -110,19 +110,22 @@ def _weight(df: int) -> float:
     return 1.0 / math.log2(2 + df)
 
 
-def explained(terms: Sequence[str], df: Mapping[str, int], stems: set[str]) -> float:
-    """The share of the question's information (its terms weighted by :func:`_weight`) that
-    results whose words start with ``stems`` hold: an answer that matches only the
+def _stems(words: Iterable[str]) -> set[str]:
+    """Words as :func:`explained` matches them: their first :data:`_STEM` letters."""
+    return {w[:_STEM] for w in words}
+
+
+def explained(weighted: Sequence[tuple[float, Set[str]]], words: Iterable[str]) -> float:
+    """The share of the question's information (``weighted``: each term's :func:`_weight` and
+    its words' stems) that results holding ``words`` hold: an answer that matches only the
     question's common words ("fix", "default") explains little of it, whatever its rank.
     Words match on their first :data:`_STEM` letters ("blueprints" and "blueprint"), as cheap
     as a set lookup."""
-    total = sum(_weight(df[t]) for t in terms)
+    total = sum(w for w, _ in weighted)
     if not total:
         return 0.0
-    held = sum(
-        _weight(df[t]) for t in terms if {w[:_STEM] for w in _WORD_RE.findall(t.lower())} <= stems
-    )
-    return held / total
+    stems = _stems(words)
+    return sum(w for w, need in weighted if need <= stems) / total
 
 
 def vocabulary(
@@ -162,21 +165,19 @@ def vocabulary(
             "specific": 0.5,
         }
     df = {w: doc_freq(w) for w in dict.fromkeys([*terms, *names])}
+    # Each term weighed and cut into stems once, for every result and file it is matched on.
+    weighted = [(_weight(df[t]), _stems(_WORD_RE.findall(t.lower()))) for t in terms]
     missing = sum(1 for n in names if df[n] == 0) / len(names) if names else 0.0
     return {
         "known_terms": sum(1 for t in terms if df[t] > 0) / len(terms) if terms else 1.0,
         "known_names": 1.0 - missing if names else 1.0,
         "names_missing": missing,
         "rare_terms": sum(1 for t in terms if df[t] <= RARE) / len(terms) if terms else 0.0,
-        "explained_first": explained(terms, df, {w[:_STEM] for w in first}),
-        "explained_top": explained(terms, df, {w[:_STEM] for w in top}),
-        "explained_chunk": max(
-            (explained(terms, df, {w[:_STEM] for w in c}) for c in chunks), default=0.0
-        ),
-        "explained_file": max(
-            (explained(terms, df, {w[:_STEM] for w in f}) for f in files), default=0.0
-        ),
-        "specific": sum(_weight(df[t]) for t in terms) / len(terms) if terms else 0.0,
+        "explained_first": explained(weighted, first),
+        "explained_top": explained(weighted, top),
+        "explained_chunk": max((explained(weighted, c) for c in chunks), default=0.0),
+        "explained_file": max((explained(weighted, f) for f in files), default=0.0),
+        "specific": sum(w for w, _ in weighted) / len(terms) if terms else 0.0,
     }
 
 
