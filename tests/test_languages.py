@@ -204,7 +204,6 @@ def line_of(root: Path, path: str, needle: str) -> int:
 _KNOWN = {
     ("kotlin", "quick"): "the RetryPolicy class (its doc says when to retry) ranks first, "
     "nextDelay second",
-    ("php", "deep"): "the cross-encoder prefers resetPassword; sendResetLink is second",
     ("scala", "deep"): "the cross-encoder prefers Coupon.discountFor and Checkout",
 }
 

@@ -128,7 +128,7 @@ class RankingConfig:
     rerank_threads: int = _key(0, 0, physical_cores)
     # Confidence (the chance the first file is right) under this: evidence is reported as weak.
     # The line fitted with the confidence model (search/confidence_model.json, "line").
-    insufficient_below: float = _key(0.22, 0.0, 1.0)
+    insufficient_below: float = _key(0.14, 0.0, 1.0)
     # Votes for a file changed at HEAD, halving every 90 days of age (git history only). Off by
     # default: the dev set's workspaces carry no history, so it is unmeasured.
     freshness_weight: float = _key(0.0, 0.0, 100.0)
