@@ -660,7 +660,7 @@ def legacy_session(embedder: Embedder) -> Any:
 def bare_feeds(embedder: Embedder, texts: list[str]) -> list[dict[str, np.ndarray]]:
     """The model inputs the pipeline feeds (one text per run, no padding), built up front so
     the timed loop is nothing but ``session.run``."""
-    return [model_inputs(enc.ids) for enc in embedder._tok.encode_batch(texts)]
+    return [model_inputs(ids) for ids in embedder.token_ids(texts)]
 
 
 def embed_bench(chunks: list[StoredChunk], sample: int, repeats: int) -> dict[str, Any]:
@@ -670,7 +670,7 @@ def embed_bench(chunks: list[StoredChunk], sample: int, repeats: int) -> dict[st
     by_key = {embedding_key(sc.chunk, embedder.model_id): embedding_text(sc.chunk) for sc in picked}
     keys = list(by_key)
     texts = [by_key[k] for k in keys]
-    tokens = sum(len(e.ids) for e in embedder._tok.encode_batch(texts))
+    tokens = sum(len(ids) for ids in embedder.token_ids(texts))
     session = embedder._get_session()
     session.run(["last_hidden_state"], bare_feeds(embedder, texts[:1])[0])  # warm-up
 

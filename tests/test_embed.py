@@ -120,6 +120,14 @@ def test_truncation_overrides_tokenizer_file() -> None:
     assert np.abs(c - d).max() > 1e-4
 
 
+def test_token_ids_are_what_a_text_is_run_on() -> None:
+    small = Embedder(max_tokens=6, threads=1)
+    cut, short = small.token_ids(["alpha beta gamma delta epsilon zeta", "alpha"])
+    assert len(cut) == 6 and cut[0] == 101 and cut[-1] == 102  # [CLS] ... [SEP], cut at 6
+    assert short[0] == 101 and short[-1] == 102 and len(short) == 3
+    assert small.token_ids(["bad \udc80 byte"])[0][0] == 101  # cleaned as embed cleans
+
+
 def test_long_text_embeds(embedder: Embedder) -> None:
     out = embedder.embed(["token " * 5000])
     assert out.shape == (1, DIM) and np.isfinite(out).all()
