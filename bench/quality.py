@@ -528,8 +528,9 @@ def refusal_rows(dataset_runs: list[DatasetRun], conf: str) -> dict[str, dict[st
     """The two refusal numbers per group (kind/variant x language): *refused while right*
     (flagged insufficient although the first scored file is gold) and *accepted while wrong*
     (not flagged, with no gold file in the top 5), each as a share of the group's cases. An
-    answer is flagged when its confidence is under ``insufficient_below`` (the verdict caps the
-    confidence of a must-match refusal under it too)."""
+    answer is flagged as the engine flagged it (``insufficient``: its confidence under the line
+    of its family, ``insufficient_below`` plus the model's offset, or a must-match rule); a
+    report of an engine that did not say is read at the configured line."""
     line = config.Config().ranking.insufficient_below
     by: dict[str, list[CaseRun]] = {}
     for dr in dataset_runs:
@@ -540,7 +541,7 @@ def refusal_rows(dataset_runs: list[DatasetRun], conf: str) -> dict[str, dict[st
         rs = [r for r in by[key] if r.confidence is not None]
         if not rs:
             continue
-        refused = [r for r in rs if r.confidence is not None and r.confidence < line]
+        refused = [r for r in rs if _flagged(r, line)]
         right = sum(1 for r in refused if r.metrics.get("MRR@10") == 1.0)
         wrong = sum(1 for r in rs if r not in refused and not r.metrics.get("R@5"))
         out[key] = {
@@ -566,6 +567,12 @@ def refusal_table(rows: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def _flagged(r: CaseRun, line: float) -> bool:
+    # getattr: an older engine's CaseRun (a "before" run) has no flag of its own
+    flag = getattr(r, "insufficient", None)
+    return flag if flag is not None else r.confidence is not None and r.confidence < line
+
+
 def per_case_record(r: CaseRun) -> dict[str, Any]:
     return {
         "id": r.case.id,
@@ -574,6 +581,7 @@ def per_case_record(r: CaseRun) -> dict[str, Any]:
         # getattr: the same bench can run an older engine's evaluate (a "before" run)
         "signals": getattr(r, "signals", {}),
         "refused_by_rule": getattr(r, "refused_by_rule", False),
+        "insufficient": getattr(r, "insufficient", None),
         "metrics": r.metrics,
         "gold_files": sorted(r.case.gold),
         "top_files": file_ranking(r.hits)[:TOP_FILES],

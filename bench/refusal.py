@@ -130,8 +130,9 @@ def family(language: str) -> str:
 
 
 def summary(report: dict[str, Any], line: float) -> list[str]:
-    """Share refused at ``line`` (or by the quoted-phrase rule), by the workspace's language
-    family and the question's."""
+    """Share refused, by the workspace's language family and the question's: as the engine
+    flagged it, or (a report that did not record the flag) at ``line`` or by the quoted-phrase
+    rule."""
     langs = report["languages"]
     asked: Counter[tuple[str, str]] = Counter()
     refused: Counter[tuple[str, str]] = Counter()
@@ -139,7 +140,10 @@ def summary(report: dict[str, Any], line: float) -> list[str]:
         question, workspace = c["id"].split(":", 1)[0], c["id"].rsplit("@", 1)[-1]
         key = (family(langs.get(workspace, "")), family(langs.get(question, "")))
         asked[key] += 1
-        refused[key] += bool(c["refused_by_rule"] or c["confidence"] < line or not c["signals"])
+        flag = c.get("insufficient")  # the engine's own (a family's line), when recorded
+        if flag is None:
+            flag = c["refused_by_rule"] or c["confidence"] < line or not c["signals"]
+        refused[key] += bool(flag)
     return [
         f"workspace {w:<6} question {q:<6} n {n:>4}  refused {refused[w, q] / n:.3f}"
         for (w, q), n in sorted(asked.items())

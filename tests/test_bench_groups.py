@@ -8,7 +8,17 @@ import json
 import sys
 from pathlib import Path
 
-from code_evidence.evaluation.evaluate import OPEN_IN_3, Case, Hit, aggregate, score_case
+import pytest
+
+from code_evidence.config import Config
+from code_evidence.evaluation.evaluate import (
+    OPEN_IN_3,
+    Case,
+    CaseRun,
+    Hit,
+    aggregate,
+    score_case,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from devset import unanswerable_cases, variant_c_cases
@@ -137,3 +147,25 @@ def test_the_wide_unanswerable_set_asks_every_other_project_but_not_twice(tmp_pa
     ]
     assert not any(r.answerable for r in read)
     assert read[1].projects == frozenset({"fastify", "flask"})
+
+
+def test_the_refusal_table_counts_what_the_engine_flagged() -> None:
+    """An answer over the configured line can still be flagged (its family's line is higher);
+    the quality bench's refusal numbers are the engine's flags, not a re-check of one line."""
+    from quality import DatasetRun, refusal_rows
+
+    case = commit("a1", "a", {"x.py": ()})
+    line = Config().ranking.insufficient_below
+
+    def run(insufficient: bool, right: bool) -> CaseRun:
+        r = CaseRun(case, [], 1.0, None, confidence=line + 0.01)
+        r.metrics = {"MRR@10": 1.0 if right else 0.0, "R@5": 1.0 if right else 0.0}
+        r.insufficient = insufficient
+        return r
+
+    runs = [run(True, right=True), run(False, right=True), run(False, right=False)]
+    dr = DatasetRun("d", "ws", "idx", 0.0, None, {"full": runs}, "Python")
+    [row] = refusal_rows([dr], "full").values()
+    assert row["refused"] == pytest.approx(1 / 3)
+    assert row["refused_while_right"] == pytest.approx(1 / 3)
+    assert row["accepted_while_wrong"] == pytest.approx(1 / 3)

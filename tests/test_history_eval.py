@@ -24,6 +24,7 @@ from code_evidence.evaluation.mining import (
     skip_reason_for_message,
 )
 from code_evidence.evaluation.replay import Replay
+from code_evidence.search import verdict
 from support.history import Repo, build_history
 
 
@@ -430,3 +431,26 @@ def test_stored_settings_reach_the_engine_and_its_status(tmp_path: Path) -> None
         )
     with Engine(tmp_path / "ws", tmp_path / "idx2") as eng:
         assert eng.config.ranking.rrf_k == 60 and eng.status().ranking == "defaults"
+
+
+def test_the_tuned_refusal_line_reads_each_answer_against_its_family_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The engine refuses a Python answer under the configured line plus the model's Python
+    offset; the tuner's share of refused right answers must count it the same way."""
+    model = verdict.ConfidenceModel(0.0, {}, 0.2, offsets={"python": 0.1, "other": 0.0})
+    monkeypatch.setattr(verdict, "shipped", lambda: model)
+    case = Case("c", "d", "commit", "a", "q", None, {"x.py": ()})
+
+    def run(confidence: float, python: bool) -> CaseRun:
+        r = CaseRun(case, [], 1.0, None, metrics={"R@1": 1.0}, confidence=confidence)
+        r.signals = {"python": 1.0 if python else 0.0}
+        return r
+
+    # 0.25: over the configured 0.2, under Python's 0.3. Flagged for Python only.
+    assert tune_mod.refused_share([run(0.25, python=True)], 0.2) == 1.0
+    assert tune_mod.refused_share([run(0.25, python=False)], 0.2) == 0.0
+    # Right Python answers at 0.25 are refused under a configured line above 0.15 (read
+    # without the offset, the line would stay at the default 0.2 and refuse them all).
+    assert tune_mod.refusal_line([run(0.25, python=True)] * 10, 0.2) == pytest.approx(0.15)
+    assert tune_mod.refusal_line([run(0.25, python=False)] * 10, 0.2) == pytest.approx(0.2)

@@ -90,6 +90,8 @@ class CaseRun:
     # whether the answer was refused on its own rule (a quoted phrase in no result).
     signals: dict[str, float] = field(default_factory=dict)
     refused_by_rule: bool = False
+    # The engine's own flag: confidence under the line of the answer's family, or a rule.
+    insufficient: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,6 +248,7 @@ def run_case(eng: Engine, case: Case, limit: int = LIMIT, depth: Depth = "intera
     hits = [Hit(e.path, int(e.start), int(e.end)) for e in res.results]
     stage_ms = {s: float(t.ms) for s, t in (res.trace or {}).items()}
     run = CaseRun(case, hits, ms, None, stage_ms=stage_ms, confidence=res.confidence)
+    run.insufficient = res.insufficient
     if res.results:
         qa = query.analyze(case.query)
         lexical = eng.parts.lexical

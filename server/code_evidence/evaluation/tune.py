@@ -20,6 +20,7 @@ from typing import Any
 from ..api import EngineError
 from ..config import TUNED_FILE, Config, RankingConfig
 from ..paths import open_private, private_dir
+from ..search import verdict
 from .backtest import MinedCases, Progress, backtest
 from .evaluate import COMMIT_POOLED, CaseRun, Variant, group_metrics
 
@@ -86,11 +87,19 @@ def one_at_a_time(defaults: RankingConfig) -> dict[str, Variant]:
     return variants
 
 
+def _against_line(r: CaseRun) -> float:
+    """The answer's confidence less its family's offset (``ConfidenceModel.offsets``): the
+    engine refuses it under a configured line exactly when this is under that line."""
+    return (r.confidence or 0.0) - verdict.shipped().line_for(r.signals, 0.0)
+
+
 def refusal_line(runs: list[CaseRun], default: float) -> float:
     """The highest line that refuses at most ``REFUSED_CORRECT_TARGET`` of the right answers,
     never above the default: history has no unanswerable questions, so raising the line could
     not be checked against what it is for."""
-    right = sorted(r.confidence for r in runs if r.metrics.get("R@1") and r.confidence is not None)
+    right = sorted(
+        _against_line(r) for r in runs if r.metrics.get("R@1") and r.confidence is not None
+    )
     if not right:
         return default
     return min(default, right[int(len(right) * REFUSED_CORRECT_TARGET)])
@@ -100,7 +109,7 @@ def refused_share(runs: list[CaseRun], line: float) -> float | None:
     right = [r for r in runs if r.metrics.get("R@1") and r.confidence is not None]
     if not right:
         return None
-    return sum(1 for r in right if (r.confidence or 0.0) < line) / len(right)
+    return sum(1 for r in right if _against_line(r) < line) / len(right)
 
 
 def tune(
