@@ -534,7 +534,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     shipped = [(r, r.shipped, {ALL: shipped_line}) for r in data]
     show(
-        f"the report's own confidence, line {shipped_line}",
+        f"the report's own confidence, one line {shipped_line} for every answer (a model's "
+        "per-family offsets are applied only with --model)",
         [(r, p) for r, p, _ in shipped],
         group_numbers(shipped),
     )
