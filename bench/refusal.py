@@ -129,10 +129,9 @@ def family(language: str) -> str:
     return "Python" if language == "Python" else "other"
 
 
-def summary(report: dict[str, Any], line: float) -> list[str]:
-    """Share refused, by the workspace's language family and the question's: as the engine
-    flagged it, or (a report that did not record the flag) at ``line`` or by the quoted-phrase
-    rule."""
+def summary(report: dict[str, Any]) -> list[str]:
+    """Share refused as the engine flagged it (its family's line, or the quoted-phrase rule),
+    by the workspace's language family and the question's."""
     langs = report["languages"]
     asked: Counter[tuple[str, str]] = Counter()
     refused: Counter[tuple[str, str]] = Counter()
@@ -140,10 +139,7 @@ def summary(report: dict[str, Any], line: float) -> list[str]:
         question, workspace = c["id"].split(":", 1)[0], c["id"].rsplit("@", 1)[-1]
         key = (family(langs.get(workspace, "")), family(langs.get(question, "")))
         asked[key] += 1
-        flag = c.get("insufficient")  # the engine's own (a family's line), when recorded
-        if flag is None:
-            flag = c["refused_by_rule"] or c["confidence"] < line or not c["signals"]
-        refused[key] += bool(flag)
+        refused[key] += bool(c["insufficient"])
     return [
         f"workspace {w:<6} question {q:<6} n {n:>4}  refused {refused[w, q] / n:.3f}"
         for (w, q), n in sorted(asked.items())
@@ -176,8 +172,9 @@ def main(argv: list[str] | None = None) -> int:
     args.ranking = parse_set(args.ranking)
     t0 = time.time()
     report = run(args)
-    line = config.Config().ranking.insufficient_below
-    for row in summary(report, line):
+    # The configured line the engine ran at (each family's is this plus the model's offset).
+    line = args.ranking.get("insufficient_below", config.Config().ranking.insufficient_below)
+    for row in summary(report):
         print(row)
     report |= {
         "kind": "unanswerable-wide",

@@ -191,9 +191,8 @@ def smooth(fused: Path, amax: dict[str, list[float]], out: Path) -> None:
 def calibration_json(record: dict[str, Any]) -> str:
     """The calibration file: one line per product (a reviewable diff when it is measured
     again), the rest as JSON."""
-    amax = record.pop("amax")
-    head = json.dumps(record, indent=1)[:-2]
-    rows = ",\n".join(f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in amax.items())
+    head = json.dumps({k: v for k, v in record.items() if k != "amax"}, indent=1)[:-2]
+    rows = ",\n".join(f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in record["amax"].items())
     return f'{head},\n "amax": {{\n{rows}\n }}\n}}\n'
 
 

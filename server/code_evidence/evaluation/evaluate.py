@@ -247,8 +247,15 @@ def run_case(eng: Engine, case: Case, limit: int = LIMIT, depth: Depth = "intera
     ms = (time.perf_counter() - t0) * 1000
     hits = [Hit(e.path, int(e.start), int(e.end)) for e in res.results]
     stage_ms = {s: float(t.ms) for s, t in (res.trace or {}).items()}
-    run = CaseRun(case, hits, ms, None, stage_ms=stage_ms, confidence=res.confidence)
-    run.insufficient = res.insufficient
+    run = CaseRun(
+        case,
+        hits,
+        ms,
+        None,
+        stage_ms=stage_ms,
+        confidence=res.confidence,
+        insufficient=res.insufficient,
+    )
     if res.results:
         qa = query.analyze(case.query)
         lexical = eng.parts.lexical
