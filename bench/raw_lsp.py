@@ -116,6 +116,17 @@ class RawClient:
             raise ValueError(f"expected an error answer, got {answer}")
         return int(answer["error"]["code"])
 
+    def logged(self, text: bytes, timeout: float = WAIT_S) -> bool:
+        """Whether the server's log holds ``text`` within ``timeout``: its log and its answers
+        are two pipes read by two threads, so an answer can arrive before the line the server
+        logged first."""
+        deadline = time.monotonic() + timeout
+        while text not in self.stderr:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
+        return True
+
     def alive(self, msg_id: Any) -> None:
         """The server still reads and answers: an unknown method gets MethodNotFound."""
         self.request(msg_id, "codeEvidence/noSuchMethod", {})
