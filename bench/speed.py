@@ -125,19 +125,75 @@ def dir_bytes(path: Path) -> int:
 # -- child processes: indexing with its own peak RSS ----------------------------------------
 
 
-def peak_rss_mb() -> float:
-    """This process's own peak RSS. Not ``ru_maxrss``: Linux carries it across exec, so a child
+def _vm_hwm_mb(pid: int | str) -> float:
+    """A process's own peak RSS. Not ``ru_maxrss``: Linux carries it across exec, so a child
     started from this (by then large) benchmark process reported the parent's peak as its own
     (2.2 GB for an indexing child that peaks at 0.6 GB). VmHWM belongs to the new memory map."""
-    with open("/proc/self/status", encoding="ascii") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:  # gone already
+        pass
+    return 0.0
+
+
+class TreePeak:
+    """Peak RSS of this process and the processes it starts, read every ``every`` seconds
+    while they live: this process's VmHWM, plus the VmHWM of each reading worker (a large pass
+    reads in worker processes that live as long as its reading, so their peaks overlap this
+    process's), plus the largest of the other, short-lived children (git). A sum of peaks: at
+    least the true peak of the whole tree at any moment."""
+
+    def __init__(self, every: float = 0.25) -> None:
+        self.children: dict[str, tuple[str, float]] = {}  # pid -> (kind, VmHWM MB)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(every,), daemon=True)
+        self._thread.start()
+
+    def _run(self, every: float) -> None:
+        while not self._stop.wait(every):
+            for task in Path("/proc/self/task").iterdir():
+                try:
+                    pids = (task / "children").read_text(encoding="ascii").split()
+                except OSError:
+                    continue
+                for pid in pids:
+                    kind = self.children.get(pid, (None, 0.0))[0] or _process_kind(pid)
+                    hwm = max(self.children.get(pid, ("", 0.0))[1], _vm_hwm_mb(pid))
+                    self.children[pid] = (kind, hwm)
+
+    def report(self) -> dict[str, Any]:
+        self._stop.set()
+        self._thread.join()
+        own = _vm_hwm_mb("self") or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        workers = [mb for kind, mb in self.children.values() if kind == "reading worker"]
+        others = [mb for kind, mb in self.children.values() if kind != "reading worker"]
+        return {
+            "peak_rss_mb": own + sum(workers) + max(others, default=0.0),
+            "peak_rss_main_mb": own,
+            "peak_rss_workers_mb": [round(mb, 1) for mb in workers],
+            "peak_rss_other_children_mb": round(max(others, default=0.0), 1),
+            "other_children": sorted({k for k, _ in self.children.values()} - {"reading worker"}),
+        }
+
+
+def _process_kind(pid: str) -> str:
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return ""
+    if any(b"multiprocessing.spawn" in a for a in argv):
+        return "reading worker"
+    if any(b"resource_tracker" in a for a in argv):
+        return "resource tracker"
+    return Path(argv[0].decode("utf-8", "replace")).name if argv and argv[0] else ""
 
 
 def child_index(workspace: str, index_dir: str) -> None:
     """Runs in a fresh interpreter: open the engine, one index pass, report as JSON."""
+    peak = TreePeak()
     t_start = time.perf_counter()
     with Engine(workspace, index_dir=index_dir) as engine:
         t_open = time.perf_counter()
@@ -155,7 +211,7 @@ def child_index(workspace: str, index_dir: str) -> None:
                 "files_changed": report.files_changed,
                 "chunks_total": report.chunks_total,
                 "chunks_added": report.chunks_added,
-                "peak_rss_mb": peak_rss_mb(),
+                **peak.report(),
             }
         )
     )
@@ -200,6 +256,7 @@ def child_vectors(workspace: str, index_dir: str, every: bool = False) -> None:
     config = vectors_on(Path(workspace))
     cancel = threading.Event()
     marks: dict[str, float] = {}
+    peak = TreePeak()
     t_start = time.perf_counter()
     with Engine(workspace, index_dir=index_dir, config=config) as engine:
         source: list[int] = []
@@ -231,7 +288,7 @@ def child_vectors(workspace: str, index_dir: str, every: bool = False) -> None:
                 "lexical_and_parse_s": marks.get("embed_start"),
                 "source_vectors_s": marks.get("source_done"),
                 **({"all_vectors_s": all_s} if every else {}),
-                "peak_rss_mb": peak_rss_mb(),
+                **peak.report(),
             }
         )
     )

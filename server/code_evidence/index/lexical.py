@@ -21,7 +21,7 @@ import tantivy
 from ..paths import private_dir, restrict_tree
 from .cjk import HAN_RUN_RE
 from .locks import locked
-from .terms import code_terms, path_terms
+from .terms import chunk_terms, path_terms
 
 ANALYZER = "code_terms"
 FIELD_BOOSTS = {"body": 1.0, "symbol": 1.5, "path": 1.5}
@@ -29,10 +29,14 @@ FIELD_BOOSTS = {"body": 1.0, "symbol": 1.5, "path": 1.5}
 
 @dataclass(frozen=True, slots=True)
 class LexDoc:
+    """One chunk's BM25 document. ``terms`` (body, symbol: :func:`terms.chunk_terms`) when
+    they were made already, by the worker that read the chunk; otherwise made here."""
+
     chunk_id: int
     path: str
     symbol: str
     text: str
+    terms: tuple[str, str] | None = None
 
 
 def _analyzer() -> tantivy.TextAnalyzer:
@@ -117,10 +121,11 @@ class LexicalIndex:
         for d in docs:
             if d.path != last_path:
                 last_path, path_text = d.path, " ".join(path_terms(d.path))
+            body, symbol = d.terms or chunk_terms(d.text, d.symbol)
             doc = tantivy.Document()
             doc.add_unsigned("id", d.chunk_id)
-            doc.add_text("body", " ".join(code_terms(d.text)))
-            doc.add_text("symbol", " ".join(code_terms(d.symbol)))
+            doc.add_text("body", body)
+            doc.add_text("symbol", symbol)
             doc.add_text("path", path_text)
             w.add_document(doc)
 

@@ -41,8 +41,8 @@ class PartsUnavailable(Exception):
     """The index cannot be opened as asked (read-only and not built yet, or unreadable)."""
 
 
-def lexdoc(sc: StoredChunk) -> LexDoc:
-    return LexDoc(sc.id, sc.chunk.path, sc.chunk.symbol, sc.chunk.text)
+def lexdoc(sc: StoredChunk, terms: tuple[str, str] | None = None) -> LexDoc:
+    return LexDoc(sc.id, sc.chunk.path, sc.chunk.symbol, sc.chunk.text, terms)
 
 
 class Readers:

@@ -66,12 +66,14 @@ class PassWriter:
         existing = {sc.chunk.hash: sc for sc in old}
         keep: list[tuple[int, Chunk]] = []
         new: list[tuple[Chunk, str | None]] = []
-        for ch in read.chunks:
+        new_terms: list[tuple[str, str]] = []
+        for ch, terms in zip(read.chunks, read.terms, strict=True):
             old_sc = existing.pop(ch.hash, None)
             if old_sc is not None:  # same text; lines above it may have come or gone
                 keep.append((old_sc.id, ch))
             else:
                 new.append((ch, embedding_key(ch, model_id) if model_id else None))
+                new_terms.append(terms)
         gone, ids = store.replace_file(
             row, keep, new, read.encoding_errors, self.commit, self.stamp
         )
@@ -79,7 +81,7 @@ class PassWriter:
         self.removed_ids.extend(gone)
         self.vectorless += 0 if wants_vector(row.path) else len(ids) - len(gone)
         added = [StoredChunk(cid, ch, key) for cid, (ch, key) in zip(ids, new, strict=True)]
-        self.parts.lexical.add([lexdoc(sc) for sc in added])
+        self.parts.lexical.add([lexdoc(sc, t) for sc, t in zip(added, new_terms, strict=True)])
         self.added_count += len(added)
         if self.keep_added:
             self.added.extend(added)

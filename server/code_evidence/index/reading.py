@@ -1,34 +1,53 @@
-"""Reading the files a pass must look at: load, hash, chunk and mark secrets, on two threads.
+"""Reading the files a pass must look at: load, hash, chunk, mark secrets and make the BM25
+terms, in worker processes for a large pass and on two threads for a middling one.
 
-Most of a cold index is this stage, and a good part of it runs without the GIL: tree-sitter's
-parse, the file reads and SHA-256 of large texts. Two reader threads overlap one file's parse
-with another file's Python work, so on two idle cores the stage takes less wall time for the
-same CPU. Results come back in the plan's order, exactly what one thread would give, so the
-store writes them in the same order and the chunk ids (and so the whole index) are the same.
-A short list (a save, a branch switch of a few files) is read on the caller's thread.
+Most of a cold index is this stage, and most of it is Python that holds the GIL (the chunker's
+walk over the syntax tree, the secret scan, splitting identifiers into terms). On threads it
+shared one interpreter with the pass's writer, so a cold index of 520,000 chunks kept 1.15 of
+two cores busy (issue 24). A pass of at least ``PROCESSES_FROM`` files therefore reads in
+worker processes (one per core, started with ``spawn``: the language server has threads, and
+forking a process with threads can inherit a held lock), in batches of ``BATCH`` files; the
+calling thread only writes what comes back. Results come back in the plan's order, exactly
+what one thread would give, so the store writes them in the same order and the chunk ids (and
+so the whole index) are the same. A worker that dies (killed for memory) costs speed, not the
+pass: the files not yet read are read on threads. A short list (a save, a branch switch of a
+few files) is read on the caller's thread.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import logging
+import multiprocessing
+import os
 from collections import deque
 from collections.abc import Iterator, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..api import Chunk
 from ..config import IndexConfig
 from ..secrets import config_like, file_line_spans, spans_in, text_line_spans
+from . import cjk
 from .chunk import chunk_file, detect_language
 from .load import LoadedText, RealPaths, SkipFile, checked_text, load_text
 from .scan import FileEntry
 from .store import FileRow
+from .terms import chunk_terms
+
+log = logging.getLogger(__name__)
 
 READERS = 2  # threads: the Python part of reading holds the GIL, so more do not help
 THREADED_FROM = 16  # files: below this, starting threads costs more than it saves
 LOOKAHEAD = 64  # files read ahead of the consumer: bounds what waits in memory
+# Files: from this many, worker processes. Starting one (a fresh interpreter importing the
+# chunker) takes about half a second; a thousand files take several seconds to read.
+PROCESSES_FROM = 1000
+MAX_PROCESSES = 8  # the writer on the calling thread is the limit long before this
+BATCH = 32  # files per task sent to a worker: fewer, larger messages between processes
 
 
 @dataclass(slots=True)
@@ -41,6 +60,7 @@ class ReadResult:
     skip: str | None = None
     row: FileRow | None = None
     chunks: list[Chunk] = dataclasses.field(default_factory=list)
+    terms: list[tuple[str, str]] = dataclasses.field(default_factory=list)  # one per chunk
     encoding_errors: bool = False
 
 
@@ -94,7 +114,10 @@ class Reader:
         language = detect_language(entry.path, loaded.text)
         imports = chunks[0].imports if chunks else ()
         row = FileRow(entry.path, entry.size, entry.mtime_ns, content_hash, language, imports)
-        return ReadResult(entry, row=row, chunks=chunks, encoding_errors=loaded.encoding_errors)
+        terms = [chunk_terms(ch.text, ch.symbol) for ch in chunks]
+        return ReadResult(
+            entry, row=row, chunks=chunks, terms=terms, encoding_errors=loaded.encoding_errors
+        )
 
     def read_all(self, entries: list[FileEntry]) -> Iterator[ReadResult]:
         """Every entry read, in order. Closing the iterator early (a cancelled pass) drops
@@ -102,6 +125,14 @@ class Reader:
         if len(entries) < THREADED_FROM:
             yield from map(self.read, entries)
             return
+        workers = reading_processes() if len(entries) >= PROCESSES_FROM else 0
+        pool = self._process_pool(workers) if workers else None
+        if pool is None:
+            yield from self._read_threaded(entries)
+        else:
+            yield from self._read_in_processes(pool, workers, entries)
+
+    def _read_threaded(self, entries: list[FileEntry]) -> Iterator[ReadResult]:
         pool = ThreadPoolExecutor(READERS, thread_name_prefix="code-evidence-read")
         pending: deque[Future[ReadResult]] = deque()
         try:
@@ -118,3 +149,70 @@ class Reader:
                 yield done
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
+
+    def _process_pool(self, workers: int) -> ProcessPoolExecutor | None:
+        """Workers that each hold a copy of this reader (and the segmenter in use, which is a
+        module setting), or None where processes cannot be made here (no semaphores)."""
+        state = (self.workspace, dict(self.overlays), dict(self.known_hashes), self.rechunk)
+        try:
+            return ProcessPoolExecutor(
+                workers,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_start_worker,
+                initargs=(*state, self.cfg, cjk.SEGMENTER),
+            )
+        except (OSError, ImportError, NotImplementedError) as exc:
+            log.warning("reading on threads: worker processes unavailable (%s)", exc)
+            return None
+
+    def _read_in_processes(
+        self, pool: ProcessPoolExecutor, workers: int, entries: list[FileEntry]
+    ) -> Iterator[ReadResult]:
+        todo = deque(entries[i : i + BATCH] for i in range(0, len(entries), BATCH))
+        pending: deque[tuple[list[FileEntry], Future[list[ReadResult]]]] = deque()
+        ahead = max(4, 2 * workers)  # batches in flight: every worker busy, memory bounded
+        try:
+            while pending or todo:
+                while todo and len(pending) < ahead:
+                    future = pool.submit(_read_batch, todo[0])
+                    pending.append((todo.popleft(), future))
+                done = pending[0][1].result()
+                pending.popleft()
+                yield from done
+        except BrokenProcessPool as exc:
+            log.warning("a reading worker died (%s); reading on threads instead", exc)
+            rest = [e for batch, _ in pending for e in batch] + [e for b in todo for e in b]
+            yield from self._read_threaded(rest)
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def reading_processes() -> int:
+    """Worker processes for a large pass: one per core this process may run on, at most
+    ``MAX_PROCESSES``; none (threads) on one core, where they would only add copying."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return 0 if cores < 2 else min(cores, MAX_PROCESSES)
+
+
+_WORKER: Reader | None = None  # in a reading worker process: the reader it was started with
+
+
+def _start_worker(
+    workspace: Path,
+    overlays: dict[str, str],
+    known_hashes: dict[str, str],
+    rechunk: bool,
+    cfg: IndexConfig,
+    segmenter: str,
+) -> None:
+    global _WORKER
+    cjk.SEGMENTER = segmenter
+    _WORKER = Reader(workspace, overlays, known_hashes, rechunk, cfg)
+
+
+def _read_batch(entries: list[FileEntry]) -> list[ReadResult]:
+    assert _WORKER is not None, "a reading worker runs _start_worker first"
+    return [_WORKER.read(e) for e in entries]

@@ -84,6 +84,13 @@ def _ascii_terms(text: str) -> list[str]:
     return out
 
 
+def chunk_terms(text: str, symbol: str) -> tuple[str, str]:
+    """A chunk's BM25 fields as the lexical index stores them: its body's and its symbol's
+    terms, each joined by spaces. A pure function of the two texts, so it can run wherever the
+    chunk is made (a reading worker) rather than on the thread that writes the index."""
+    return " ".join(code_terms(text)), " ".join(code_terms(symbol))
+
+
 def path_terms(path: str) -> list[str]:
     """``src/flask/json/provider.py`` -> the folder and file names, whole and split."""
     out: list[str] = []
