@@ -5,12 +5,11 @@ of its own."""
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import signal
+import subprocess
+import sys
 import threading
-import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import ClassVar
 
@@ -18,10 +17,11 @@ import pytest
 
 from code_evidence.config import Config
 from code_evidence.engine import Engine
-from code_evidence.index import cjk, reading
+from code_evidence.index import cjk, reading, readworker
 from code_evidence.index.chunk.languages import parser
 from code_evidence.index.indexer import IndexCancelled
 from code_evidence.index.reading import Reader
+from code_evidence.index.readworker import ReadWorker
 from code_evidence.index.scan import FileEntry
 
 N_FILES = 3 * reading.THREADED_FROM
@@ -100,41 +100,47 @@ def test_a_pass_cancelled_while_reading_writes_nothing(tmp_path: Path) -> None:
         assert report.skipped == {"binary": len(range(3, N_FILES, 7))}
 
 
-class CountingPool(ProcessPoolExecutor):
-    """The real process pool, counting what it is sent and killing one worker (SIGKILL, as
-    the kernel's out-of-memory killer does) at the ``kill_at``-th batch when asked."""
+class Recorded(ReadWorker):
+    """The real worker, recording the workers started and the batches sent; with ``kill_at``
+    the first worker is killed (SIGKILL, as the out-of-memory killer does) before that batch."""
 
-    made: ClassVar[list[CountingPool]] = []
+    started: ClassVar[list[Recorded]] = []
+    batches: ClassVar[list[int]] = []  # the batches' sizes, in the order sent
     kill_at: ClassVar[int | None] = None
 
-    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
-        super().__init__(*args, **kwargs)
-        self.batches = 0
-        CountingPool.made.append(self)
+    def __init__(self, setup: tuple[object, ...]) -> None:
+        super().__init__(setup)
+        Recorded.started.append(self)
 
-    def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def,override]
-        self.batches += 1
-        if self.batches == CountingPool.kill_at:
-            os.kill(next(iter(self._processes)), signal.SIGKILL)  # started by the first submit
-            while not self._broken:  # the pool's own thread notices the death
-                time.sleep(0.01)
-        return super().submit(fn, *args, **kwargs)
+    def send(self, obj: object) -> None:
+        if isinstance(obj, list):
+            Recorded.batches.append(len(obj))
+            if len(Recorded.batches) == Recorded.kill_at:
+                first = Recorded.started[0]
+                os.kill(first.pid, signal.SIGKILL)
+                first.proc.wait()
+        super().send(obj)
 
 
 @pytest.fixture
-def processes(monkeypatch: pytest.MonkeyPatch) -> type[CountingPool]:
+def processes(monkeypatch: pytest.MonkeyPatch) -> type[Recorded]:
     """Every read_all of more than a few files reads in two worker processes."""
     monkeypatch.setattr(reading, "PROCESSES_FROM", reading.THREADED_FROM)
     monkeypatch.setattr(reading, "BATCH", 4)
     monkeypatch.setattr(reading, "reading_processes", lambda: 2)
-    monkeypatch.setattr(reading, "ProcessPoolExecutor", CountingPool)
-    monkeypatch.setattr(CountingPool, "made", [])
-    monkeypatch.setattr(CountingPool, "kill_at", None)
-    return CountingPool
+    monkeypatch.setattr(reading, "ReadWorker", Recorded)
+    monkeypatch.setattr(Recorded, "started", [])
+    monkeypatch.setattr(Recorded, "batches", [])
+    monkeypatch.setattr(Recorded, "kill_at", None)
+    return Recorded
+
+
+def _alive(workers: list[Recorded]) -> list[int]:
+    return [w.pid for w in workers if w.proc.poll() is None]
 
 
 def test_worker_processes_give_the_one_thread_results_in_order(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, processes: type[CountingPool]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, processes: type[Recorded]
 ) -> None:
     ws = tmp_path / "ws"
     entries = _workspace(ws)
@@ -145,30 +151,30 @@ def test_worker_processes_give_the_one_thread_results_in_order(
     reader = Reader(ws, overlays, {entries[4].path: "0" * 64}, False, cfg)
     one_thread = [reader.read(e) for e in entries]
     in_processes = list(reader.read_all(entries))
-    assert [pool.batches for pool in processes.made] == [-(-N_FILES // 4)]
+    assert len(processes.started) == 2 and sum(processes.batches) == N_FILES
     assert in_processes == one_thread
     assert in_processes[2].chunks[0].symbol == "from_the_editor"
     chinese = next(r for r in in_processes[3:] if r.entry.path.startswith("pkg/zh_"))
     words = chinese.terms[0][0].split()
     assert "配置文件" in words and "置文" not in words  # jieba's words, not bigrams
-    assert not multiprocessing.active_children()
+    assert not _alive(processes.started)
 
 
 def test_a_worker_that_dies_costs_speed_not_the_pass(
-    tmp_path: Path, processes: type[CountingPool]
+    tmp_path: Path, processes: type[Recorded]
 ) -> None:
     ws = tmp_path / "ws"
     entries = _workspace(ws)
     reader = Reader(ws, {}, {}, False, _cfg().index)
     one_thread = [reader.read(e) for e in entries]
-    processes.kill_at = 5  # after four batches were sent: some read, the rest not
+    processes.kill_at = 5  # four batches were sent, one answered: the fifth goes to the dead
     assert list(reader.read_all(entries)) == one_thread
-    assert [pool.batches for pool in processes.made] == [5]  # nothing sent after the death
-    assert not multiprocessing.active_children()
+    assert len(processes.batches) == 5  # nothing sent after the death
+    assert not _alive(processes.started)
 
 
 def test_a_pass_cancelled_while_reading_in_processes_writes_nothing(
-    tmp_path: Path, processes: type[CountingPool]
+    tmp_path: Path, processes: type[Recorded]
 ) -> None:
     ws = tmp_path / "ws"
     _workspace(ws)
@@ -182,9 +188,45 @@ def test_a_pass_cancelled_while_reading_in_processes_writes_nothing(
         with pytest.raises(IndexCancelled):
             eng.index(progress=progress, cancel=cancel)
         assert (eng.status().files, eng.status().chunks) == (0, 0)
-        assert not multiprocessing.active_children()
-        assert len(processes.made) == 1
+        assert len(processes.started) == 2 and not _alive(processes.started)
         assert eng.index().files_changed == N_FILES - len(range(3, N_FILES, 7))
+
+
+UNGUARDED_SCRIPT = """
+from pathlib import Path
+from code_evidence.api import FindRequest
+from code_evidence.config import Config
+from code_evidence.engine import Engine
+from code_evidence.index import reading
+
+with open("RUNS", "a") as f:  # top level, no __main__ guard: a worker must not run it again
+    f.write("run\\n")
+reading.PROCESSES_FROM = reading.THREADED_FROM
+with Engine(Path.cwd(), INDEX, config=Config().changed(stages={"vectors": False})) as eng:
+    eng.index()
+    print(sorted({r.language for r in eng.find(FindRequest("handler request")).results}))
+"""
+
+
+def test_workers_run_neither_the_main_script_nor_the_workspace_modules(tmp_path: Path) -> None:
+    """A script without a __main__ guard, run from inside the workspace, indexes it: the
+    workers neither run the script again nor import a module the workspace plants where the
+    script's folder is first on sys.path (``multiprocessing``'s spawn would do both)."""
+    ws = tmp_path / "ws"
+    _workspace(ws)
+    planted = "open('PLANTED', 'w').write('imported')\nraise SystemExit(3)\n"
+    (ws / "tree_sitter_python.py").write_text(planted)  # imported first when parsing Python
+    script = ws / "index_me.py"
+    script.write_text(UNGUARDED_SCRIPT.replace("INDEX", repr(str(tmp_path / "idx"))))
+    env = {**os.environ, "PYTHONPATH": str(readworker.PACKAGE_ROOT)}
+    done = subprocess.run(
+        [sys.executable, str(script)], cwd=ws, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert "reading worker failed" not in done.stderr  # the workers did the reading
+    assert (ws / "RUNS").read_text() == "run\n"
+    assert not (ws / "PLANTED").exists()
+    assert "python" in done.stdout
 
 
 def test_each_thread_parses_with_its_own_parser() -> None:

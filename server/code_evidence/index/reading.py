@@ -5,9 +5,9 @@ Most of a cold index is this stage, and most of it is Python that holds the GIL 
 walk over the syntax tree, the secret scan, splitting identifiers into terms). On threads it
 shared one interpreter with the pass's writer, so a cold index of 520,000 chunks kept 1.15 of
 two cores busy (issue 24). A pass of at least ``PROCESSES_FROM`` files therefore reads in
-worker processes (one per core, started with ``spawn``: the language server has threads, and
-forking a process with threads can inherit a held lock), in batches of ``BATCH`` files; the
-calling thread only writes what comes back. Results come back in the plan's order, exactly
+worker processes (one per core, each a fresh interpreter: ``readworker.py`` says why not
+``multiprocessing``), in batches of ``BATCH`` files; the calling thread only writes what comes
+back. Results come back in the plan's order, exactly
 what one thread would give, so the store writes them in the same order and the chunk ids (and
 so the whole index) are the same. A worker that dies (killed for memory) costs speed, not the
 pass: the files not yet read are read on threads. A short list (a save, a branch switch of a
@@ -19,12 +19,11 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import logging
-import multiprocessing
 import os
+import sys
 from collections import deque
 from collections.abc import Iterator, Mapping
-from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,6 +33,7 @@ from ..secrets import config_like, file_line_spans, spans_in, text_line_spans
 from . import cjk
 from .chunk import chunk_file, detect_language
 from .load import LoadedText, RealPaths, SkipFile, checked_text, load_text
+from .readworker import ReadWorker, WorkerDied
 from .scan import FileEntry
 from .store import FileRow
 from .terms import chunk_terms
@@ -47,7 +47,8 @@ LOOKAHEAD = 64  # files read ahead of the consumer: bounds what waits in memory
 # chunker) takes about half a second; a thousand files take several seconds to read.
 PROCESSES_FROM = 1000
 MAX_PROCESSES = 8  # the writer on the calling thread is the limit long before this
-BATCH = 32  # files per task sent to a worker: fewer, larger messages between processes
+BATCH = 32  # files per message to a worker: fewer, larger messages between processes
+AHEAD = 2  # batches sent to each worker before its first answer is read: none waits idle
 
 
 @dataclass(slots=True)
@@ -121,16 +122,15 @@ class Reader:
 
     def read_all(self, entries: list[FileEntry]) -> Iterator[ReadResult]:
         """Every entry read, in order. Closing the iterator early (a cancelled pass) drops
-        what was read ahead and waits for the files being read."""
+        what was read ahead: threads finish the file they hold, workers are stopped."""
         if len(entries) < THREADED_FROM:
             yield from map(self.read, entries)
             return
         workers = reading_processes() if len(entries) >= PROCESSES_FROM else 0
-        pool = self._process_pool(workers) if workers else None
-        if pool is None:
-            yield from self._read_threaded(entries)
+        if workers:
+            yield from self._read_in_processes(workers, entries)
         else:
-            yield from self._read_in_processes(pool, workers, entries)
+            yield from self._read_threaded(entries)
 
     def _read_threaded(self, entries: list[FileEntry]) -> Iterator[ReadResult]:
         pool = ThreadPoolExecutor(READERS, thread_name_prefix="code-evidence-read")
@@ -150,69 +150,56 @@ class Reader:
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
 
-    def _process_pool(self, workers: int) -> ProcessPoolExecutor | None:
-        """Workers that each hold a copy of this reader (and the segmenter in use, which is a
-        module setting), or None where processes cannot be made here (no semaphores)."""
-        state = (self.workspace, dict(self.overlays), dict(self.known_hashes), self.rechunk)
+    def _read_in_processes(self, n: int, entries: list[FileEntry]) -> Iterator[ReadResult]:
+        """Batch i goes to worker i mod n, and each worker answers its batches in the order
+        sent, so reading the answers round the workers gives the plan's order. A worker that
+        cannot start or dies leaves what was not yet received to threads."""
+        setup = (
+            self.workspace.absolute(),  # the workers run in "/"
+            dict(self.overlays),
+            dict(self.known_hashes),
+            self.rechunk,
+            self.cfg,
+            cjk.SEGMENTER,  # a module setting: the workers must cut Chinese alike
+        )
+        batches = [entries[i : i + BATCH] for i in range(0, len(entries), BATCH)]
+        workers: list[ReadWorker] = []
+        sent: deque[tuple[list[FileEntry], ReadWorker]] = deque()  # sent, not yet received
+        nxt = 0  # the next batch to send
+        finished = False
         try:
-            return ProcessPoolExecutor(
-                workers,
-                mp_context=multiprocessing.get_context("spawn"),
-                initializer=_start_worker,
-                initargs=(*state, self.cfg, cjk.SEGMENTER),
-            )
-        except (OSError, ImportError, NotImplementedError) as exc:
-            log.warning("reading on threads: worker processes unavailable (%s)", exc)
-            return None
-
-    def _read_in_processes(
-        self, pool: ProcessPoolExecutor, workers: int, entries: list[FileEntry]
-    ) -> Iterator[ReadResult]:
-        todo = deque(entries[i : i + BATCH] for i in range(0, len(entries), BATCH))
-        pending: deque[tuple[list[FileEntry], Future[list[ReadResult]]]] = deque()
-        ahead = max(4, 2 * workers)  # batches in flight: every worker busy, memory bounded
-        try:
-            while pending or todo:
-                while todo and len(pending) < ahead:
-                    future = pool.submit(_read_batch, todo[0])
-                    pending.append((todo.popleft(), future))
-                done = pending[0][1].result()
-                pending.popleft()
-                yield from done
-        except BrokenProcessPool as exc:
-            log.warning("a reading worker died (%s); reading on threads instead", exc)
-            rest = [e for batch, _ in pending for e in batch] + [e for b in todo for e in b]
-            yield from self._read_threaded(rest)
+            try:
+                for _ in range(n):
+                    workers.append(ReadWorker(setup))
+                while True:
+                    # Refilled after the answer was handed on: a send that finds its worker
+                    # dead must not lose an answer received but not yet given.
+                    while nxt < len(batches) and len(sent) < AHEAD * n:
+                        workers[nxt % n].send(batches[nxt])
+                        sent.append((batches[nxt], workers[nxt % n]))
+                        nxt += 1
+                    if not sent:
+                        break
+                    done = sent[0][1].receive()
+                    sent.popleft()
+                    yield from done
+            except (WorkerDied, OSError) as exc:
+                log.warning("reading on threads: a reading worker failed (%s)", exc)
+                rest = [e for b, _ in sent for e in b] + [e for b in batches[nxt:] for e in b]
+                yield from self._read_threaded(rest)
+            finished = True
         finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+            for worker in workers:
+                worker.close(kill=not finished)
 
 
 def reading_processes() -> int:
     """Worker processes for a large pass: one per core this process may run on, at most
     ``MAX_PROCESSES``; none (threads) on one core, where they would only add copying."""
+    if not sys.executable:  # an embedded interpreter: nothing to start workers with
+        return 0
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         cores = os.cpu_count() or 1
     return 0 if cores < 2 else min(cores, MAX_PROCESSES)
-
-
-_WORKER: Reader | None = None  # in a reading worker process: the reader it was started with
-
-
-def _start_worker(
-    workspace: Path,
-    overlays: dict[str, str],
-    known_hashes: dict[str, str],
-    rechunk: bool,
-    cfg: IndexConfig,
-    segmenter: str,
-) -> None:
-    global _WORKER
-    cjk.SEGMENTER = segmenter
-    _WORKER = Reader(workspace, overlays, known_hashes, rechunk, cfg)
-
-
-def _read_batch(entries: list[FileEntry]) -> list[ReadResult]:
-    assert _WORKER is not None, "a reading worker runs _start_worker first"
-    return [_WORKER.read(e) for e in entries]
