@@ -184,10 +184,8 @@ def _process_kind(pid: str) -> str:
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return ""
-    if any(b"multiprocessing.spawn" in a for a in argv):
+    if b"code_evidence.index.readworker" in argv:
         return "reading worker"
-    if any(b"resource_tracker" in a for a in argv):
-        return "resource tracker"
     return Path(argv[0].decode("utf-8", "replace")).name if argv and argv[0] else ""
 
 
