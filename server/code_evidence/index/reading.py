@@ -7,11 +7,11 @@ shared one interpreter with the pass's writer, so a cold index of 520,000 chunks
 two cores busy (issue 24). A pass of at least ``PROCESSES_FROM`` files therefore reads in
 worker processes (one per core, each a fresh interpreter: ``readworker.py`` says why not
 ``multiprocessing``), in batches of ``BATCH`` files; the calling thread only writes what comes
-back. Results come back in the plan's order, exactly
-what one thread would give, so the store writes them in the same order and the chunk ids (and
-so the whole index) are the same. A worker that dies (killed for memory) costs speed, not the
-pass: the files not yet read are read on threads. A short list (a save, a branch switch of a
-few files) is read on the caller's thread.
+back. Results come back in the plan's order, exactly what one thread would give, so the store
+writes them in the same order and the chunk ids (and so the whole index) are the same. A
+worker that dies (killed for memory) costs speed, not the pass: the files not yet read are
+read on threads. A short list (a save, a branch switch of a few files) is read on the
+caller's thread.
 """
 
 from __future__ import annotations
