@@ -192,6 +192,24 @@ def test_a_pass_cancelled_while_reading_in_processes_writes_nothing(
         assert eng.index().files_changed == N_FILES - len(range(3, N_FILES, 7))
 
 
+def test_a_worker_leaves_ctrl_c_to_its_parent(tmp_path: Path) -> None:
+    """Ctrl-C in a terminal reaches the whole process group; the parent decides what it means,
+    so a worker neither dies nor prints a traceback on it."""
+    ws = tmp_path / "ws"
+    entries = _workspace(ws)
+    reader = Reader(ws, {}, {}, False, _cfg().index)
+    worker = ReadWorker((ws, {}, {}, False, _cfg().index, cjk.SEGMENTER))
+    try:
+        worker.send(entries[:2])
+        assert worker.receive() == [reader.read(e) for e in entries[:2]]  # it is serving
+        os.kill(worker.pid, signal.SIGINT)
+        worker.send(entries[2:4])
+        assert worker.receive() == [reader.read(e) for e in entries[2:4]]
+    finally:
+        worker.close()
+    assert worker.proc.returncode == 0
+
+
 UNGUARDED_SCRIPT = """
 from pathlib import Path
 from code_evidence.api import FindRequest

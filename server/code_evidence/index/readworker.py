@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import signal
 import struct
 import subprocess
 import sys
@@ -116,6 +117,9 @@ def _serve() -> None:
     from . import cjk
     from .reading import Reader
 
+    # Ctrl-C in a terminal reaches the whole process group: the parent decides what it means
+    # (a cancelled pass closes or kills its workers), so a worker does not die with a traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # anything printed goes to the log, never between the frames
     try:
