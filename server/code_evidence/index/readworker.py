@@ -30,10 +30,13 @@ class WorkerDied(Exception):
     """The worker's pipes closed before its answer came (killed, out of memory, crashed)."""
 
 
-def write_frame(stream: IO[bytes], obj: Any) -> None:
+def frame(obj: Any) -> bytes:
     data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-    stream.write(_LENGTH.pack(len(data)))
-    stream.write(data)
+    return _LENGTH.pack(len(data)) + data
+
+
+def write_frame(stream: IO[bytes], obj: Any) -> None:
+    stream.write(frame(obj))
     stream.flush()
 
 
@@ -134,13 +137,18 @@ def _serve() -> None:
         except EOFError:
             return
         try:
-            write_frame(stdout, ("ok", [reader.read(entry) for entry in batch], ""))
+            answer = frame(("ok", [reader.read(entry) for entry in batch], ""))
         except Exception as exc:  # the pass fails as it would on a thread, told why
             try:
                 pickle.dumps(exc)
             except Exception:
                 exc = RuntimeError(repr(exc))
-            write_frame(stdout, ("error", exc, traceback.format_exc()))
+            answer = frame(("error", exc, traceback.format_exc()))
+        try:
+            stdout.write(answer)
+            stdout.flush()
+        except OSError:  # the parent is gone (killed): nobody to answer
+            return
 
 
 if __name__ == "__main__":
