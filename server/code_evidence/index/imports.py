@@ -19,7 +19,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from .chunk.syntax import DECLARES
 from .include_paths import IncludePaths
 from .jsprojects import JsProjects
-from .namespaces import MANIFESTS, Namespaces
+from .namespaces import MANIFESTS, Namespaces, parent_dirs
 
 _JS_EXTS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
 # TypeScript ESM code imports "./x.js" and means "./x.ts".
@@ -37,15 +37,6 @@ def is_manifest(path: str) -> bool:
     """A file the resolver needs the text of (``tsconfig*.json`` included)."""
     name = posixpath.basename(path)
     return name in RESOLUTION_MANIFESTS or (name.startswith("tsconfig") and name.endswith(".json"))
-
-
-def _parent_dirs(path: str) -> list[str]:
-    out: list[str] = []
-    d = posixpath.dirname(path)
-    while d:
-        out.append(d)
-        d = posixpath.dirname(d)
-    return out
 
 
 class ImportResolver:
@@ -281,7 +272,7 @@ class ImportResolver:
 
     def _rust_src_root(self, path: str) -> str:
         """The crate's source directory: the nearest ``src`` (or lib.rs/main.rs) above."""
-        for d in _parent_dirs(path):
+        for d in parent_dirs(path):
             if posixpath.basename(d) == "src":
                 return d
             if f"{d}/lib.rs" in self.known or f"{d}/main.rs" in self.known:

@@ -40,7 +40,8 @@ def _stem(path: str) -> str:
     return posixpath.splitext(posixpath.basename(path))[0]
 
 
-def _parents(path: str) -> list[str]:
+def parent_dirs(path: str) -> list[str]:
+    """``a/b/c.py`` -> ``['a/b', 'a']``: the folders above a workspace path, nearest first."""
     out: list[str] = []
     d = posixpath.dirname(path)
     while d:
@@ -212,7 +213,9 @@ class Namespaces:
     def _swift_module(self, module: str) -> list[str]:
         folder = self._targets.get(module)
         if folder is None:
-            dirs = {d for p in self._swift for d in _parents(p) if posixpath.basename(d) == module}
+            dirs = {
+                d for p in self._swift for d in parent_dirs(p) if posixpath.basename(d) == module
+            }
             # The shallowest folder of that name (Sources/Billing over Tests/x/Billing).
             folder = min(dirs, key=lambda d: (d.count("/"), d)) if dirs else None
         if folder is None:
