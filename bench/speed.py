@@ -160,9 +160,8 @@ class TreePeak:
                 except OSError:
                     continue
                 for pid in pids:
-                    kind = self.children.get(pid, (None, 0.0))[0] or _process_kind(pid)
-                    hwm = max(self.children.get(pid, ("", 0.0))[1], _vm_hwm_mb(pid))
-                    self.children[pid] = (kind, hwm)
+                    kind, hwm = self.children.get(pid, ("", 0.0))
+                    self.children[pid] = (kind or _process_kind(pid), max(hwm, _vm_hwm_mb(pid)))
 
     def report(self) -> dict[str, Any]:
         self._stop.set()

@@ -168,29 +168,24 @@ class Reader:
         )
         batches = [entries[i : i + BATCH] for i in range(0, len(entries), BATCH)]
         workers: list[ReadWorker] = []
-        sent: deque[tuple[list[FileEntry], ReadWorker]] = deque()  # sent, not yet received
-        nxt = 0  # the next batch to send
+        sent = received = 0  # batches sent; batches answered and handed on (a prefix of sent)
         finished = False
         try:
             try:
                 for _ in range(n):
                     workers.append(ReadWorker(setup))
-                while True:
+                while received < len(batches):
                     # Refilled after the answer was handed on: a send that finds its worker
                     # dead must not lose an answer received but not yet given.
-                    while nxt < len(batches) and len(sent) < AHEAD * n:
-                        workers[nxt % n].send(batches[nxt])
-                        sent.append((batches[nxt], workers[nxt % n]))
-                        nxt += 1
-                    if not sent:
-                        break
-                    done = sent[0][1].receive()
-                    sent.popleft()
+                    while sent < len(batches) and sent - received < AHEAD * n:
+                        workers[sent % n].send(batches[sent])
+                        sent += 1
+                    done = workers[received % n].receive()
+                    received += 1
                     yield from done
             except (WorkerDied, OSError) as exc:
                 log.warning("reading on threads: a reading worker failed (%s)", exc)
-                rest = [e for b, _ in sent for e in b] + [e for b in batches[nxt:] for e in b]
-                yield from self._read_threaded(rest)
+                yield from self._read_threaded([e for b in batches[received:] for e in b])
             finished = True
         finally:
             for worker in workers:

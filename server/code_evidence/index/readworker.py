@@ -139,11 +139,11 @@ def _serve() -> None:
         try:
             answer = frame(("ok", [reader.read(entry) for entry in batch], ""))
         except Exception as exc:  # the pass fails as it would on a thread, told why
+            tb = traceback.format_exc()
             try:
-                pickle.dumps(exc)
-            except Exception:
-                exc = RuntimeError(repr(exc))
-            answer = frame(("error", exc, traceback.format_exc()))
+                answer = frame(("error", exc, tb))
+            except Exception:  # an exception that does not pickle: its text
+                answer = frame(("error", RuntimeError(repr(exc)), tb))
         try:
             stdout.write(answer)
             stdout.flush()
