@@ -27,7 +27,16 @@ from ..config import CONFIG_FILE
 from ..engine import Engine
 from ..index.indexer import IndexCancelled
 from ..index.load import normalise_newlines
-from .watch import MAX_WAIT_S, QUIET_S, Batch, Clock, Debouncer, FolderWatcher, IgnoreFilter
+from .watch import (
+    EVENT_LATENCY_S,
+    MAX_WAIT_S,
+    QUIET_S,
+    Batch,
+    Clock,
+    Debouncer,
+    FolderWatcher,
+    IgnoreFilter,
+)
 
 log = logging.getLogger(__name__)
 
@@ -235,7 +244,12 @@ class PassScheduler:
         debouncing are handed over now, and a pass that includes them must have committed its
         text part (files, BM25, structure; embedding may go on). ``timeout`` bounds the wait;
         True when nothing is left to wait for. A host that answers questions about code an
-        agent just edited calls this first; an editor waits for its own buffers instead."""
+        agent just edited calls this first; an editor waits for its own buffers instead.
+        While the folder is watched it first gives a write made just before the question
+        ``EVENT_LATENCY_S`` to reach the watcher: the agent's edit and its question race, and
+        the question used to win often enough to answer from the file as it was."""
+        if self.watcher.watching:
+            time.sleep(EVENT_LATENCY_S)
         batch = self._debouncer.take()
         if batch is not None:
             self._on_batch(batch)
