@@ -3,8 +3,8 @@
 
 Each shared docstring case is asked twice, in English (the shared ``query``) and in Chinese
 (``bench/zh/<dataset>.zh.jsonl``, see its README), on the same sdist workspace and index; the
-cases of the packages documented in Chinese (``zh_devset.py``: tushare, wechatpy) are asked in
-Chinese only. Rows (``--rows`` picks some):
+cases of the packages documented in Chinese (``zh_devset.py``: tushare, wechatpy, efinance,
+akshare) are asked in Chinese only. Rows (``--rows`` picks some):
 
 - ``en full`` / ``zh full``: the engine as shipped;
 - ``zh full, no glossary``: the Chinese question with no English rendering (the models read the
@@ -53,7 +53,7 @@ from zh_devset import materialize as materialize_zh
 ZH_DIR = BENCH / "zh"
 ENGLISH_DOCUMENTED = ("flask-3.1.0-docstrings", "click-8.3.0-docstrings")
 # zh_devset.py's packages documented in Chinese: their questions exist in Chinese only.
-CHINESE_DOCUMENTED = {zh_dataset_name(p): p for p in ("tushare", "wechatpy")}
+CHINESE_DOCUMENTED = {zh_dataset_name(p): p for p in ("tushare", "wechatpy", "efinance", "akshare")}
 DATASETS = (*ENGLISH_DOCUMENTED, *CHINESE_DOCUMENTED)
 
 

@@ -15,15 +15,15 @@ times: without it, holding flask or click out takes every Python unanswerable ca
 fit.
 
 **Leave-one-project-out.** For each project (flask, click, fastify, zod, gin, bytes, javapoet;
-tushare and wechatpy with ``--chinese``): the weights are fitted on the other projects' cases
-alone (an unanswerable case belongs to both the workspace's project and the question's, and is
-left out while either is held out); the refusal line is chosen from the other projects' own
-out-of-project predictions (a nested round: each of them held out in turn) as the highest line
-whose refused-while-right stays within ``--max-refused-right`` in every group of at least
-``--min-group`` answerable questions (``--line-per-family``: one line for answers whose first
-result is Python and one for the rest, each the highest that keeps its own answers within the
-bound); then the held-out project's cases are scored with those weights and that line. Nothing
-a project answered sets the weights or the line that judge it. The tables (reliability,
+the packages documented in Chinese with ``--chinese``): the weights are fitted on the other
+projects' cases alone (an unanswerable case belongs to both the workspace's project and the
+question's, and is left out while either is held out); the refusal line is chosen from the other
+projects' own out-of-project predictions (a nested round: each of them held out in turn) as the
+highest line whose refused-while-right stays within ``--max-refused-right`` in every group of at
+least ``--min-group`` answerable questions (``--line-per-family``: one line for answers whose
+first result is Python and one for the rest, each the highest that keeps its own answers within
+the bound); then the held-out project's cases are scored with those weights and that line.
+Nothing a project answered sets the weights or the line that judge it. The tables (reliability,
 trade-off curve, the two refusal numbers per group) are over these held-out predictions.
 
 The two refusal numbers per group (kind/variant x language family): *refused while right*
@@ -170,8 +170,8 @@ def rows(report: dict, wide: bool = False) -> list[Row]:
 
 def chinese_rows(report: dict) -> list[Row]:
     """The Chinese questions of a ``chinese.py`` report (its ``zh full`` row), each in its
-    workspace's project: ``docstring-zh / Chinese-documented`` (tushare, wechatpy: code
-    documented in Chinese) or ``docstring-zh / English-documented`` (flask, click)."""
+    workspace's project: ``docstring-zh / Chinese-documented`` (tushare, wechatpy, efinance,
+    akshare: code documented in Chinese) or ``docstring-zh / English-documented`` (flask, click)."""
     from chinese import CHINESE_DOCUMENTED
 
     out = []
