@@ -10,8 +10,10 @@ manifest needs only the standard library; building cases imports the engine's ``
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -155,6 +157,17 @@ def in_sdist_mode(dataset: dict[str, Any]) -> bool:
     return "pypi" in dataset["source"]
 
 
+def publish(built: Path, ws: Path) -> None:
+    """Move a finished workspace into place; when another run put one there first, keep that
+    one (same bytes) and drop ours."""
+    try:
+        built.rename(ws)
+    except OSError:
+        if not ws.is_dir():
+            raise
+        shutil.rmtree(built, ignore_errors=True)
+
+
 def ensure_workspace(shared: Path, ws_root: Path, dataset: dict[str, Any], history: bool) -> Path:
     """Materialize with the shared script when missing, so results always use its exact bytes,
     and refuse a workspace laid out for the other mode."""
@@ -163,8 +176,13 @@ def ensure_workspace(shared: Path, ws_root: Path, dataset: dict[str, Any], histo
     if not ws.is_dir():
         ws_root.mkdir(parents=True, exist_ok=True)
         log(f"{name}: materializing into {ws_root}" + (" (--history)" if history else ""))
-        cmd = [sys.executable, str(shared / "materialize.py"), "--dest", str(ws_root)]
-        subprocess.run([*cmd, "--dataset", name, *(["--history"] if history else [])], check=True)
+        # Into a scratch folder beside it, then one rename: two runs started together each
+        # build their own and the first rename wins, so no run indexes a half-written tree.
+        with tempfile.TemporaryDirectory(dir=ws_root, prefix=f".{name}.") as tmp:
+            cmd = [sys.executable, str(shared / "materialize.py"), "--dest", tmp]
+            cmd += ["--cache", str(ws_root / "_sdists"), "--dataset", name]
+            subprocess.run([*cmd, *(["--history"] if history else [])], check=True)
+            publish(Path(tmp) / name, ws)
     if not ws.is_dir():
         raise SystemExit(f"{ws}: workspace missing after materialize.py")
     is_git = (ws / ".git").exists()

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from common import BENCH, CACHE_ROOT, log
+from devset import publish
 
 PACKAGES = {
     "tushare": {
@@ -224,8 +225,10 @@ def materialize(package: str = PACKAGE, ws_root: Path = WS_ROOT) -> Path:
     ws = ws_root / dataset_name(package)
     if not ws.is_dir():
         ws_root.mkdir(parents=True, exist_ok=True)
-        unpack(package, download(package, CACHE_ROOT / "sdists"), ws)
-        strip(ws, load_cases(package))
+        with tempfile.TemporaryDirectory(dir=ws_root, prefix=f".{ws.name}.") as tmp:
+            built = unpack(package, download(package, CACHE_ROOT / "sdists"), Path(tmp) / "ws")
+            strip(built, load_cases(package))
+            publish(built, ws)  # one rename: a concurrent run never sees it half stripped
     return ws
 
 

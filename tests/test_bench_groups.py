@@ -21,7 +21,7 @@ from code_evidence.evaluation.evaluate import (
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-from devset import unanswerable_cases, variant_c_cases
+from devset import publish, unanswerable_cases, variant_c_cases
 
 
 def commit(cid: str, variant: str, gold: dict[str, tuple[tuple[int, int], ...]]) -> Case:
@@ -169,3 +169,17 @@ def test_the_refusal_table_counts_what_the_engine_flagged() -> None:
     assert row["refused"] == pytest.approx(1 / 3)
     assert row["refused_while_right"] == pytest.approx(1 / 3)
     assert row["accepted_while_wrong"] == pytest.approx(1 / 3)
+
+
+def test_a_workspace_built_by_a_second_run_at_once_gives_way_to_the_first(tmp_path: Path) -> None:
+    """Two bench runs that materialize the same missing workspace each build it in a scratch
+    folder and rename it into place: the first rename wins, the second run's copy is dropped,
+    and neither ever reads a half-written tree."""
+    ws = tmp_path / "flask-docstrings"
+    for run, text in (("a", "first"), ("b", "second")):
+        built = tmp_path / f".scratch-{run}" / "flask-docstrings"
+        built.mkdir(parents=True)
+        (built / "app.py").write_text(text)
+        publish(built, ws)
+        assert not built.exists()
+    assert (ws / "app.py").read_text() == "first"
