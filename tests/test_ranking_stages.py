@@ -396,6 +396,37 @@ def test_distinct_places_first_unless_a_repeat_is_clearly_better() -> None:
     assert firsts(out) == firsts(plain)
 
 
+def test_a_members_close_score_puts_it_before_its_types_header() -> None:
+    def c(cid: int, path: str, symbol: str, kind: str, score: float) -> Candidate:
+        out = cand(chunk(cid, path=path, symbol=symbol, kind=kind, start=cid * 10))
+        out.score = score
+        return out
+
+    def ranked() -> list[Candidate]:
+        return [
+            c(1, "net/Retry.kt", "RetryPolicy", "class", 0.045),
+            c(2, "net/Retry.kt", "RetryPolicy.nextDelay", "method", 0.043),
+            c(3, "ui/Fade.kt", "FadeAnimation.frameDelay", "method", 0.011),
+        ]
+
+    out = assemble.members_first(ranked(), named=set())
+    assert [x.id for x in out] == [2, 1, 3]
+    # Places and scores trade: still in score order, the file's best score unchanged.
+    assert [x.score for x in out] == [0.045, 0.043, 0.011]
+    assert "member-first" in out[0].reasons and "after-member" in out[1].reasons
+    # The question names the type: its header is what was asked for.
+    assert [x.id for x in assemble.members_first(ranked(), named={"RetryPolicy"})] == [1, 2, 3]
+    # A member far below (under MEMBER_MARGIN of the header), another file's result between
+    # them, or a function that merely shares the name's start: nothing moves.
+    far = ranked()
+    far[1].score = 0.02
+    assert [x.id for x in assemble.members_first(far, named=set())] == [1, 2, 3]
+    between = [*ranked()[:1], c(4, "b.kt", "other", "function", 0.044), *ranked()[1:]]
+    assert [x.id for x in assemble.members_first(between, named=set())] == [1, 4, 2, 3]
+    lookalike = [c(1, "a.kt", "Retry", "class", 0.045), c(5, "a.kt", "RetryPolicy", "class", 0.044)]
+    assert [x.id for x in assemble.members_first(lookalike, named=set())] == [1, 5]
+
+
 def test_pieces_of_one_symbol_merge_into_one_result() -> None:
     top = cand(chunk(1, symbol="big", text="a\nb\nc", start=1))
     tail = cand(chunk(2, symbol="big", text="c\nd", start=3))

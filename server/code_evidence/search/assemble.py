@@ -15,6 +15,44 @@ from ..api import Chunk, ContextPack, Dropped
 from .candidate import Candidate
 from .verdict import Verdict
 
+# Chunk kinds that head a type whose members are chunks of their own (a class's header and
+# docstring, then each method): the container, not the code that does the work.
+TYPE_KINDS = frozenset(
+    {"class", "struct", "interface", "trait", "object", "enum", "impl", "record", "protocol",
+     "extension", "actor", "module", "namespace", "type"}
+)  # fmt: skip
+# How close a member's score must come to its type's header for the member to go first.
+MEMBER_MARGIN = 0.8
+
+
+def members_first(ranked: list[Candidate], named: set[str], head: int = 10) -> list[Candidate]:
+    """In the first ``head`` results, a type's header and one of its own members that follows
+    it with nothing of another file between them, scoring nearly as well (within
+    ``MEMBER_MARGIN``), change places: both match the question, and the member is the more
+    specific evidence (the method that computes the delay, not the class whose doc says what
+    it is for). Not when the question names the type (``named``): then the header is what was
+    asked for. The two trade scores too, so the list stays in score order and every file
+    keeps its place, its best score and its results: only which of its parts comes first
+    changes."""
+    out = list(ranked)
+    for i in range(min(head, len(out))):
+        h = out[i]
+        ch = h.stored.chunk
+        if ch.kind not in TYPE_KINDS or not ch.symbol or ch.symbol.rsplit(".", 1)[-1] in named:
+            continue
+        for j in range(i + 1, min(head, len(out))):
+            m = out[j].stored.chunk
+            if m.path != ch.path:
+                break
+            if m.symbol.startswith(ch.symbol + ".") and out[j].score >= MEMBER_MARGIN * h.score:
+                member = out[j]
+                h.score, member.score = member.score, h.score
+                out[i], out[j] = member, h
+                member.tag("member-first")
+                h.tag("after-member")
+                break
+    return out
+
 
 def merge_pieces(cands: list[Candidate]) -> list[Candidate]:
     """Pieces of one symbol (a long function split in two, overlapping windows of one file)

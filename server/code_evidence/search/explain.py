@@ -67,6 +67,10 @@ def explain_result(r: Evidence) -> str:
         parts.append(f"x (1 + rerank {s['rerank']:.2f})")
     if "cross" in s:
         parts.append(f"x exp(blend * (model {s['cross']:.2f} - best model score))")
+    if "member-first" in r.reasons:
+        parts.append("(traded places and scores with its type's header)")
+    elif "after-member" in r.reasons:
+        parts.append("(traded places and scores with its member)")
     parts.append(f"= {r.score:.4f}")
     return "; ".join(parts[:1]) + " -> " + " ".join(parts[1:])
 

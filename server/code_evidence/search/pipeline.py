@@ -242,6 +242,7 @@ def answer(
     ranked = assemble.diversify(
         cands, cfg.ranking.per_file_results, cfg.ranking.distinct_margin, open_file
     )
+    ranked = assemble.members_first(ranked, set(qa.names))
     top = [evidence(c) for c in ranked[: verdict.TOP]]
     doc_freq = index.lexical.doc_freq if index.lexical is not None else None
     t1 = time.perf_counter()
