@@ -423,6 +423,9 @@ def test_a_members_close_score_puts_it_before_its_types_header() -> None:
     assert [x.id for x in assemble.members_first(far, named=set())] == [1, 2, 3]
     between = [*ranked()[:1], c(4, "b.kt", "other", "function", 0.044), *ranked()[1:]]
     assert [x.id for x in assemble.members_first(between, named=set())] == [1, 4, 2, 3]
+    # A header moves once, behind its best member, not behind every member.
+    two = [*ranked()[:2], c(6, "net/Retry.kt", "RetryPolicy.shouldRetry", "method", 0.042)]
+    assert [x.id for x in assemble.members_first(two, named=set())] == [2, 1, 6]
     lookalike = [c(1, "a.kt", "Retry", "class", 0.045), c(5, "a.kt", "RetryPolicy", "class", 0.044)]
     assert [x.id for x in assemble.members_first(lookalike, named=set())] == [1, 5]
 

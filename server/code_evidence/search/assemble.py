@@ -40,6 +40,8 @@ def members_first(ranked: list[Candidate], named: set[str], head: int = 10) -> l
         ch = h.stored.chunk
         if ch.kind not in TYPE_KINDS or not ch.symbol or ch.symbol.rsplit(".", 1)[-1] in named:
             continue
+        if "after-member" in h.reasons:
+            continue  # moved once already: it follows its best member, not every one
         for j in range(i + 1, min(head, len(out))):
             m = out[j].stored.chunk
             if m.path != ch.path:
