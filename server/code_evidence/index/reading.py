@@ -169,27 +169,28 @@ class Reader:
         batches = [entries[i : i + BATCH] for i in range(0, len(entries), BATCH)]
         workers: list[ReadWorker] = []
         sent = received = 0  # batches sent; batches answered and handed on (a prefix of sent)
-        finished = False
         try:
-            try:
-                for _ in range(n):
-                    workers.append(ReadWorker(setup))
-                while received < len(batches):
-                    # Refilled after the answer was handed on: a send that finds its worker
-                    # dead must not lose an answer received but not yet given.
-                    while sent < len(batches) and sent - received < AHEAD * n:
-                        workers[sent % n].send(batches[sent])
-                        sent += 1
-                    done = workers[received % n].receive()
-                    received += 1
-                    yield from done
-            except (WorkerDied, OSError) as exc:
-                log.warning("reading on threads: a reading worker failed (%s)", exc)
-                yield from self._read_threaded([e for b in batches[received:] for e in b])
-            finished = True
+            for _ in range(n):
+                workers.append(ReadWorker(setup))
+            while received < len(batches):
+                # Refilled after the answer was handed on: a send that finds its worker dead
+                # must not lose an answer received but not yet given.
+                while sent < len(batches) and sent - received < AHEAD * n:
+                    workers[sent % n].send(batches[sent])
+                    sent += 1
+                done = workers[received % n].receive()
+                received += 1
+                yield from done
+        except (WorkerDied, OSError) as exc:
+            log.warning("reading on threads: a reading worker failed (%s)", exc)
         finally:
+            # Every batch answered: the workers exit on their closed input. Otherwise (a
+            # failure, a cancelled pass, an error raised from a batch) they are stopped now,
+            # before any threaded reading, so none idles on its memory meanwhile.
             for worker in workers:
-                worker.close(kill=not finished)
+                worker.close(kill=received < len(batches))
+        if received < len(batches):  # a worker failed (anything else has propagated)
+            yield from self._read_threaded([e for b in batches[received:] for e in b])
 
 
 def reading_processes() -> int:

@@ -69,13 +69,13 @@ _EVENT_FILTER: list[type[FileSystemEvent]] = [
 # A burst (a checkout, a build) writes its files well under this apart; a save is one or two
 # events, and every millisecond here is a millisecond before the save is searchable. A burst
 # split in two costs little: a pass over the watcher's paths stats only those (issue 24).
+QUIET_S = 0.15  # a burst ends after this long without events...
+MAX_WAIT_S = 3.0  # ...or this long after its first event, whichever comes first
 # How long a write can take to reach the debouncer (kernel, watchdog's threads, the handler):
 # about a millisecond as a rule, but on an idle 2-core machine 5 of 200 writes took over 20 ms
 # (99th percentile 59 ms, the slowest 275 ms). A question about code just edited waits this
 # long before it takes what the watcher has (``PassScheduler.settle``).
 EVENT_LATENCY_S = 0.1
-QUIET_S = 0.15  # a burst ends after this long without events...
-MAX_WAIT_S = 3.0  # ...or this long after its first event, whichever comes first
 
 
 @dataclass(slots=True)
