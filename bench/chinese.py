@@ -53,7 +53,18 @@ from zh_devset import materialize as materialize_zh
 ZH_DIR = BENCH / "zh"
 ENGLISH_DOCUMENTED = ("flask-3.1.0-docstrings", "click-8.3.0-docstrings")
 # zh_devset.py's packages documented in Chinese: their questions exist in Chinese only.
-CHINESE_DOCUMENTED = {zh_dataset_name(p): p for p in ("tushare", "wechatpy", "efinance", "akshare")}
+CHINESE_PACKAGES = (
+    "tushare",
+    "wechatpy",
+    "efinance",
+    "akshare",
+    "jqdatasdk",
+    "lunar-python",
+    "easytrader",
+    "werobot",
+    "baostock",
+)
+CHINESE_DOCUMENTED = {zh_dataset_name(p): p for p in CHINESE_PACKAGES}
 DATASETS = (*ENGLISH_DOCUMENTED, *CHINESE_DOCUMENTED)
 
 

@@ -76,6 +76,37 @@ PACKAGES = {
         "sha256": "2bddc0e66b5abbb9f78e7114517e65dd2be45c52cc753e23c6327bf5dc5db2ea",
         "top": "akshare-1.19.5",
     },
+    # Held out from the ninth session's changes (added before any of them was written).
+    "jqdatasdk": {
+        "pypi": "jqdatasdk==1.9.8",
+        "file": "jqdatasdk-1.9.8.tar.gz",
+        "sha256": "745ceccd13d0b5e13d096ee6874d36dc2a9eb3dad3e2b983be532c20285212fc",
+        "top": "jqdatasdk-1.9.8",
+    },
+    "lunar-python": {
+        "pypi": "lunar-python==1.4.8",
+        "file": "lunar_python-1.4.8.tar.gz",
+        "sha256": "3aa11cc73c25e70ddf0ba5bdac7398c03acc9491a3aa512a91c9642973b669d6",
+        "top": "lunar_python-1.4.8",
+    },
+    "easytrader": {
+        "pypi": "easytrader==0.23.7",
+        "file": "easytrader-0.23.7.tar.gz",
+        "sha256": "5474333f24a26355ab81775ee0ec5b9c3f8783374f6f66dc682046e3cef9f4f8",
+        "top": "easytrader-0.23.7",
+    },
+    "werobot": {
+        "pypi": "WeRoBot==1.13.1",
+        "file": "WeRoBot-1.13.1.tar.gz",
+        "sha256": "b145502b7a9b9f30b2669db04c812bbca3a27a9822ff41e322ee458ea3123b28",
+        "top": "WeRoBot-1.13.1",
+    },
+    "baostock": {
+        "pypi": "baostock==0.9.4",
+        "file": "baostock-0.9.4.tar.gz",
+        "sha256": "54dd26ec53100da02dcd47a21fc487ed5b2e12a4124af7961143d8ca0bc682e9",
+        "top": "baostock-0.9.4",
+    },
 }
 PACKAGE = "tushare"
 WS_ROOT = CACHE_ROOT / "ws-zh"

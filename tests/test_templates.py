@@ -81,6 +81,30 @@ def test_a_template_needs_its_pieces_in_order_and_enough_literal_text() -> None:
     assert long is not None and short is not None and long.coverage > short.coverage
 
 
+def test_a_table_of_addresses_is_not_a_message_template() -> None:
+    """A module's table of URLs must not read as the template of a question quoting one of
+    them; the address a function fetches still does."""
+    question = "美国贸易帐报告，数据区间从 19700101-至今 https://data.example.com/report/usa_trade"
+    rows = ["usa_trade", "usa_cpi", "euro_cpi", "china_pmi"]
+    table = "\n".join(f'    "{r}": "https://data.example.com/report/{r}",' for r in rows)
+    relative = table.replace("https:", "")
+    assert templates.best_template(f"URLS = {{\n{table}\n}}", [question]) is None
+    assert templates.best_template(f"URLS = {{\n{relative}\n}}", [question]) is None
+    fetch = 'def usa_trade():\n    return get(f"https://data.example.com/report/{name}")'
+    match = templates.best_template(fetch, [question])
+    assert match is not None and match.coverage > 0.3
+
+
+def test_an_address_matches_a_whole_address() -> None:
+    """The site's home page in ``setup.py`` is not the page a question quotes."""
+    question = "数据字段描述在 https://www.example.com/data/dict/fundamentals 中查看"
+    assert templates.best_template('url="https://www.example.com/data",', [question]) is None
+    page = 'URL = "https://www.example.com/data/dict/fundamentals"'
+    assert templates.best_template(page, [question]) is not None
+    said = "see https://www.example.com/data/dict/fundamentals."  # the sentence's full stop
+    assert templates.best_template(page, [said]) is not None
+
+
 def test_raise_sites_of_the_named_type() -> None:
     assert templates.raises("    raise InvalidURL(f'bad {u}')", "InvalidURL")
     assert templates.raises("throw new InvalidURL(u);", "InvalidURL")

@@ -30,6 +30,14 @@ _PLACEHOLDER = re.compile(
     r"|\$\w+"
 )
 _ESCAPES = {"\\n": " ", "\\t": " ", "\\'": "'", '\\"': '"', "\\\\": "\\", "{{": "{", "}}": "}"}
+# A literal that is an address: a scheme or a protocol-relative "//" first. A chunk with more
+# than MAX_ADDRESSES of them is a table of addresses (see literals).
+_ADDRESS = re.compile(r"\s*(?:[A-Za-z][A-Za-z0-9+.-]*:)?//")
+MAX_ADDRESSES = 3
+# What may continue an address (so a match ending before it is inside a longer address), and
+# an address literal that ends in a placeholder (its end is open: any value follows).
+_URL_CHAR = re.compile(r"[A-Za-z0-9_/?=&%#~+@-]|[.:,;][A-Za-z0-9_]")
+_OPEN_END = re.compile(rf"(?:{_PLACEHOLDER.pattern})\s*$")
 MIN_LITERAL = 8  # characters of literal text a template needs to be evidence
 MIN_COVERAGE = 0.3  # share of the message a template must explain
 
@@ -55,13 +63,18 @@ def _pieces(literal: str) -> tuple[tuple[str, ...], int] | None:
     return tuple(p for p in pieces if p), fixed
 
 
-def _in_order(pieces: tuple[str, ...], body: str) -> bool:
+def _in_order(pieces: tuple[str, ...], body: str, closed: bool = False) -> bool:
     """The pieces occur in ``body`` in order without overlapping: what the regex
     ``piece.*?piece...`` (dot matching newlines) finds. Taking each piece's first occurrence
-    after the previous one is enough: an earlier end never leaves less room for the rest."""
+    after the previous one is enough: an earlier end never leaves less room for the rest.
+    ``closed``: the last piece must also end where an address in the body ends (not inside a
+    longer one: ``https://host/data`` is not the page ``https://host/data/dict``)."""
     pos = 0
-    for piece in pieces:
+    for i, piece in enumerate(pieces):
         at = body.find(piece, pos)
+        if closed and i == len(pieces) - 1:
+            while at >= 0 and _URL_CHAR.match(body, at + len(piece)):
+                at = body.find(piece, at + 1)
         if at < 0:
             return False
         pos = at + len(piece)
@@ -69,11 +82,19 @@ def _in_order(pieces: tuple[str, ...], body: str) -> bool:
 
 
 def literals(text: str) -> list[str]:
-    """The string literals of a chunk's text, as written (escapes and placeholders kept).
-    Triple-quoted strings are docstrings, not messages: left out (a one-line question that
-    is a docstring's sentence must not read as a pasted message)."""
+    """The string literals of a chunk's text that could have produced a message, as written
+    (escapes and placeholders kept). Triple-quoted strings are docstrings, not messages: left
+    out (a one-line question that is a docstring's sentence must not read as a pasted
+    message). So are the addresses (``https://…``, ``//host/…``) of a chunk that holds more
+    than :data:`MAX_ADDRESSES` of them: such a table names every address in it alike, and
+    would read as the template of any question quoting one, above the function that fetches
+    it (whose own address, a template like ``f"https://host/item_{code}.html"``, still counts)."""
     text = _TRIPLE.sub(" ", text)
-    return [next(g for g in m.groups() if g is not None) for m in _LITERAL.finditer(text)]
+    found = [next(g for g in m.groups() if g is not None) for m in _LITERAL.finditer(text)]
+    addresses = sum(1 for lit in found if _ADDRESS.match(lit))
+    if addresses <= MAX_ADDRESSES:
+        return found
+    return [lit for lit in found if not _ADDRESS.match(lit)]
 
 
 def message_body(message: str) -> str:
@@ -95,11 +116,12 @@ def best_template(text: str, bodies: list[str]) -> TemplateMatch | None:
         if split is None:
             continue
         pieces, fixed = split
+        closed = _ADDRESS.match(literal) is not None and not _OPEN_END.search(literal)
         for body, size in sized:
             coverage = min(1.0, fixed / size)
             if coverage < MIN_COVERAGE or (best is not None and coverage <= best.coverage):
                 continue
-            if _in_order(pieces, body):
+            if _in_order(pieces, body, closed):
                 best = TemplateMatch(coverage, literal)
     return best
 
