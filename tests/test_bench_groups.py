@@ -183,3 +183,43 @@ def test_a_workspace_built_by_a_second_run_at_once_gives_way_to_the_first(tmp_pa
         publish(built, ws)
         assert not built.exists()
     assert (ws / "app.py").read_text() == "first"
+
+
+def test_docstring_sets_first_sentence_per_language() -> None:
+    """Chinese ends at 。！？ and needs 8 Chinese characters; English ends at a full stop before a
+    space, reduces Sphinx roles and needs 6 words (the shared rule)."""
+    from docstring_sets import first_sentence, qualifies
+
+    zh = first_sentence("获取债券最新交易日成交明细。更多说明\n\nParameters\n----------")
+    assert zh == "获取债券最新交易日成交明细。" and qualifies(zh, "zh")
+    assert not qualifies("获取数据。", "zh")
+    en = first_sentence(
+        "Return the :meth:`~rich.console.Console.print` output as text. The rest is detail.\n"
+        "\nArgs:\n    x: a value",
+        "en",
+    )
+    assert en == "Return the print output as text."
+    assert qualifies(en, "en") and not qualifies("Return the text.", "en")
+    assert first_sentence("Version 1.2 of the format: read it\nfrom a file", "en") == (
+        "Version 1.2 of the format: read it from a file"
+    )
+
+
+def test_package_sets_ask_each_language_where_its_questions_exist() -> None:
+    """Chinese-documented sets in Chinese (and in English where the team translated them), the
+    English held-out sets in English; every set's case file exists, every twin has a case."""
+    from chinese import CHINESE_DOCUMENTED, ENGLISH_HELD_OUT, english_twins, package_cases
+
+    assert len(CHINESE_DOCUMENTED) == 9 and len(ENGLISH_HELD_OUT) == 4
+    for name in (*CHINESE_DOCUMENTED, *ENGLISH_HELD_OUT):
+        assert package_cases(name, None)
+    twinned = [n for n in CHINESE_DOCUMENTED if english_twins(n)]
+    assert sorted(twinned) == [
+        "baostock-0.9.4-docstrings",
+        "jqdatasdk-1.9.8-docstrings",
+        "werobot-1.13.1-docstrings",
+    ]
+    for name in twinned:
+        ids = {c.id for c in package_cases(name, None)}
+        assert set(english_twins(name)) == ids
+    assert not any(english_twins(n) for n in ENGLISH_HELD_OUT)
