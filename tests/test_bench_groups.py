@@ -216,7 +216,9 @@ def test_package_sets_ask_each_language_where_its_questions_exist() -> None:
     twinned = [n for n in CHINESE_DOCUMENTED if english_twins(n)]
     assert sorted(twinned) == [
         "baostock-0.9.4-docstrings",
+        "easytrader-0.23.7-docstrings",
         "jqdatasdk-1.9.8-docstrings",
+        "lunar_python-1.4.8-docstrings",
         "werobot-1.13.1-docstrings",
     ]
     for name in twinned:
