@@ -499,8 +499,9 @@ def test_a_qualified_name_prefers_its_own_type_and_falls_back_to_the_bare_name()
 
 
 def test_the_coverage_reads_the_module_path_of_a_description_not_of_a_failure() -> None:
-    """ "A bond's deal details" names ``bond/getter.py``'s ``get_deal_detail``, not its twin in
-    ``stock/``; a pasted error's words are the message's, which a file name may merely share."""
+    """The question "a bond's deal details" names ``bond/getter.py``'s ``get_deal_detail``, not
+    its twin in ``stock/``; a pasted error's words are the message's, which a file name may
+    merely share."""
     bond = cand(chunk(1, "pkg/bond/getter.py", "get_deal_detail", "def get_deal_detail(): ..."))
     stock = cand(chunk(2, "pkg/stock/getter.py", "get_deal_detail", "def get_deal_detail(): ..."))
     scorer = rerank.FeatureReranker()
