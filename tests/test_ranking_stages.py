@@ -496,16 +496,3 @@ def test_a_qualified_name_prefers_its_own_type_and_falls_back_to_the_bare_name()
     util = chunk(4, "Util.java", "Util.join", "static String join() {}", language="java")
     out = featured([cand(block), cand(util)], "Implement CodeBlock.join")
     assert "exact-identifier" in out[3].reasons and "exact-identifier" in out[4].reasons
-
-
-def test_the_coverage_reads_the_module_path_of_a_description_not_of_a_failure() -> None:
-    """The question "a bond's deal details" names ``bond/getter.py``'s ``get_deal_detail``, not
-    its twin in ``stock/``; a pasted error's words are the message's, which a file name may
-    merely share."""
-    bond = cand(chunk(1, "pkg/bond/getter.py", "get_deal_detail", "def get_deal_detail(): ..."))
-    stock = cand(chunk(2, "pkg/stock/getter.py", "get_deal_detail", "def get_deal_detail(): ..."))
-    scorer = rerank.FeatureReranker()
-    scorer.score(analyze("get the deal detail of a bond"), [bond, stock], math.inf)
-    assert bond.rerank is not None and stock.rerank is not None and bond.rerank > stock.rerank
-    scorer.score(analyze("pkg.Error: no deal detail for bond"), [bond, stock], math.inf)
-    assert bond.rerank == stock.rerank

@@ -62,17 +62,12 @@ class FeatureReranker:
         if not wanted:
             return 0
         done = 0
-        # A description or a change request names code by what it is, module included
-        # (``bond/getter.py``'s ``get_deal_detail`` for "a bond's deal details"); a pasted
-        # failure's words are the message's, which a file name may merely share.
-        failure = qa.intent == "fix-failure" or bool(qa.frames or qa.messages)
         for c in cands:
             if time.perf_counter() > deadline:
                 break
             ch = c.stored.chunk
             body = set(code_terms(f"{c.doc}\n{ch.text}" if c.doc else ch.text))
-            named = ch.symbol if failure else f"{ch.symbol} {ch.path.rsplit('.', 1)[0]}"
-            sym = set(code_terms(named))
+            sym = set(code_terms(ch.symbol))
             coverage = len(wanted & body) / len(wanted)
             sym_coverage = len(wanted & sym) / len(wanted)
             c.rerank = 0.5 * coverage + 0.5 * sym_coverage
