@@ -195,3 +195,20 @@ def test_batch_lines_naming_a_missing_file_or_a_line_past_its_end_answer_an_erro
     assert "nosuch.go: no such file in" in rows["missing"]["error"]
     assert "line 99999 is past the end of src/shop/cart.py" in rows["past-end"]["error"]
     assert rows["fine"]["results"]
+
+
+def test_the_legend_explains_every_tag_the_search_can_give() -> None:
+    """Each reason tag an answer can carry (a recall channel, or a literal ``c.tag("…")`` or
+    tag tuple in the search stage) has words in the legend, not its own name repeated."""
+    from code_evidence.cli_output import REASON_TAGS
+    from code_evidence.search import explain
+
+    search = Path(explain.__file__).parent
+    source = "\n".join(p.read_text(encoding="utf-8") for p in search.glob("*.py"))
+    tags = set(re.findall(r'\.tag\("([a-z0-9-]+)"\)', source))
+    for group in re.findall(r"for tag in \(([^)]*)\)", source):  # ("caller", "callee")
+        tags |= set(re.findall(r'"([a-z0-9-]+)"', group))
+    tags |= set(explain.CHANNELS)
+    assert len(tags) > 25
+    missing = sorted(t for t in tags if not REASON_TAGS.get(t) or REASON_TAGS[t] == t)
+    assert not missing, missing
