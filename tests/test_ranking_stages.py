@@ -496,3 +496,13 @@ def test_a_qualified_name_prefers_its_own_type_and_falls_back_to_the_bare_name()
     util = chunk(4, "Util.java", "Util.join", "static String join() {}", language="java")
     out = featured([cand(block), cand(util)], "Implement CodeBlock.join")
     assert "exact-identifier" in out[3].reasons and "exact-identifier" in out[4].reasons
+
+
+def test_a_readme_quoting_a_message_is_not_its_template() -> None:
+    """Only code produces messages: the README that quotes the text gets no template vote."""
+    message = "Unable to render the request body as JSON"
+    raise_site = chunk(1, "src/app/render.py", "render", f'    raise ValueError("{message}")')
+    readme = chunk(2, "README.md", "", f'If you see "{message}", check the body.', kind="text")
+    out = featured([cand(raise_site), cand(readme)], f"ValueError: {message}")
+    assert "message-template" in out[1].reasons
+    assert "message-template" not in out[2].reasons

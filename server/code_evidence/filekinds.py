@@ -100,6 +100,15 @@ def file_flags(path: str, text: str) -> tuple[bool, bool, bool]:
     return is_test, is_generated, is_vendor
 
 
+# Prose: what it quotes (a command, an error, a question) was written by hand, not produced.
+PROSE_SUFFIXES = (".md", ".markdown", ".rst", ".adoc", ".txt")
+
+
+def is_prose_path(path: str) -> bool:
+    """Documentation text (README, changelog, guides): quotes in it are not message templates."""
+    return path.lower().endswith(PROSE_SUFFIXES)
+
+
 def is_build_output_path(path: str) -> bool:
     """Under a folder only a build writes into (``dist/``, ``target/``)."""
     dirs, _ = _split(path)

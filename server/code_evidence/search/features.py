@@ -11,7 +11,7 @@ import posixpath
 import re
 
 from ..config import Config
-from ..filekinds import file_flags, is_declaration_path, is_outside_source
+from ..filekinds import file_flags, is_declaration_path, is_outside_source, is_prose_path
 from ..index.cochange import Partner
 from ..index.generated import BUILD_VARIANT, GeneratedFiles
 from . import templates
@@ -249,7 +249,13 @@ def apply_features(
         if qa.fragments and any(f in ch.text for f in qa.fragments):
             boost += W_ERROR_MESSAGE
             c.tag("error-message")
-        match = templates.best_template(ch.text, qa.message_bodies) if qa.message_bodies else None
+        # Only code produces messages: a README or changelog that quotes the text is not where
+        # it comes from (the demo's README quotes its own question).
+        match = (
+            templates.best_template(ch.text, qa.message_bodies)
+            if qa.message_bodies and not is_prose_path(ch.path)
+            else None
+        )
         if match is not None:
             boost += W_TEMPLATE * match.coverage
             c.tag("message-template")
