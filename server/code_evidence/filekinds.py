@@ -101,7 +101,8 @@ def file_flags(path: str, text: str) -> tuple[bool, bool, bool]:
 
 
 # Prose: what it quotes (a command, an error, a question) was written by hand, not produced.
-PROSE_SUFFIXES = (".md", ".markdown", ".rst", ".adoc", ".txt")
+# Not ``.txt``: CMakeLists.txt is code whose message() calls produce CMake's errors.
+PROSE_SUFFIXES = (".md", ".markdown", ".rst", ".adoc")
 
 
 def is_prose_path(path: str) -> bool:
