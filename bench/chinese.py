@@ -90,10 +90,14 @@ ROWS = (
 )
 
 
-def chinese_queries(dataset: str) -> dict[str, str]:
-    path = ZH_DIR / f"{dataset}.zh.jsonl"
+def _queries(path: Path) -> dict[str, str]:
+    """case id -> question, from a JSONL file of translated questions."""
     with open(path, encoding="utf-8") as f:
         return {d["id"]: d["query"] for d in map(json.loads, f) if d}
+
+
+def chinese_queries(dataset: str) -> dict[str, str]:
+    return _queries(ZH_DIR / f"{dataset}.zh.jsonl")
 
 
 def english_twins(dataset: str) -> dict[str, str]:
@@ -101,10 +105,7 @@ def english_twins(dataset: str) -> dict[str, str]:
     ``bench/zh/<dataset>.en.jsonl`` exists (see its README): the same code and gold asked in
     English, so the cost of asking in Chinese is measured apart from the package's difficulty."""
     path = ZH_DIR / f"{dataset}.en.jsonl"
-    if not path.is_file():
-        return {}
-    with open(path, encoding="utf-8") as f:
-        return {d["id"]: d["query"] for d in map(json.loads, f) if d}
+    return _queries(path) if path.is_file() else {}
 
 
 @contextlib.contextmanager

@@ -170,8 +170,8 @@ def rows(report: dict, wide: bool = False) -> list[Row]:
 
 def chinese_rows(report: dict) -> list[Row]:
     """The Chinese questions of a ``chinese.py`` report (its ``zh full`` row), each in its
-    workspace's project: ``docstring-zh / Chinese-documented`` (tushare, wechatpy, efinance,
-    akshare: code documented in Chinese) or ``docstring-zh / English-documented`` (flask, click)."""
+    workspace's project: ``docstring-zh / Chinese-documented`` (``chinese.CHINESE_DOCUMENTED``:
+    code documented in Chinese) or ``docstring-zh / English-documented`` (flask, click)."""
     from chinese import CHINESE_DOCUMENTED
 
     out = []

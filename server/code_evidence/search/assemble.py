@@ -35,12 +35,13 @@ def members_first(ranked: list[Candidate], named: set[str], head: int = 10) -> l
     keeps its place, its best score and its results: only which of its parts comes first
     changes."""
     out = list(ranked)
+    moved: set[int] = set()
     for i in range(min(head, len(out))):
         h = out[i]
         ch = h.stored.chunk
         if ch.kind not in TYPE_KINDS or not ch.symbol or ch.symbol.rsplit(".", 1)[-1] in named:
             continue
-        if "after-member" in h.reasons:
+        if h.id in moved:
             continue  # moved once already: it follows its best member, not every one
         for j in range(i + 1, min(head, len(out))):
             m = out[j].stored.chunk
@@ -52,6 +53,7 @@ def members_first(ranked: list[Candidate], named: set[str], head: int = 10) -> l
                 out[i], out[j] = member, h
                 member.tag("member-first")
                 h.tag("after-member")
+                moved.add(h.id)
                 break
     return out
 

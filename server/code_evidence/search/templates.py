@@ -49,10 +49,12 @@ class TemplateMatch:
 
 
 @lru_cache(maxsize=16384)
-def _pieces(literal: str) -> tuple[tuple[str, ...], int] | None:
-    """The literal's fixed pieces between placeholders (placeholders match any value) and
-    their length; None under :data:`MIN_LITERAL`. Cached: a workspace repeats its literals
-    across questions, and splitting is all the work a literal needs (no regex is compiled)."""
+def _pieces(literal: str) -> tuple[tuple[str, ...], int, bool] | None:
+    """The literal's fixed pieces between placeholders (placeholders match any value), their
+    length, and whether it is a closed address (an address not ending in a placeholder: it
+    must match a whole address, see :func:`_in_order`); None under :data:`MIN_LITERAL`.
+    Cached: a workspace repeats its literals across questions and candidates, and this is all
+    the work a literal needs before matching (no regex is compiled)."""
     text = literal
     for k, v in _ESCAPES.items():
         text = text.replace(k, v)
@@ -60,7 +62,8 @@ def _pieces(literal: str) -> tuple[tuple[str, ...], int] | None:
     fixed = sum(len(p.strip()) for p in pieces)
     if fixed < MIN_LITERAL:
         return None
-    return tuple(p for p in pieces if p), fixed
+    closed = _ADDRESS.match(literal) is not None and not _OPEN_END.search(literal)
+    return tuple(p for p in pieces if p), fixed, closed
 
 
 def _in_order(pieces: tuple[str, ...], body: str, closed: bool = False) -> bool:
@@ -91,10 +94,10 @@ def literals(text: str) -> list[str]:
     it (whose own address, a template like ``f"https://host/item_{code}.html"``, still counts)."""
     text = _TRIPLE.sub(" ", text)
     found = [next(g for g in m.groups() if g is not None) for m in _LITERAL.finditer(text)]
-    addresses = sum(1 for lit in found if _ADDRESS.match(lit))
-    if addresses <= MAX_ADDRESSES:
+    address = [_ADDRESS.match(lit) is not None for lit in found]
+    if sum(address) <= MAX_ADDRESSES:
         return found
-    return [lit for lit in found if not _ADDRESS.match(lit)]
+    return [lit for lit, is_address in zip(found, address, strict=True) if not is_address]
 
 
 def message_body(message: str) -> str:
@@ -115,8 +118,7 @@ def best_template(text: str, bodies: list[str]) -> TemplateMatch | None:
         split = _pieces(literal)
         if split is None:
             continue
-        pieces, fixed = split
-        closed = _ADDRESS.match(literal) is not None and not _OPEN_END.search(literal)
+        pieces, fixed, closed = split
         for body, size in sized:
             coverage = min(1.0, fixed / size)
             if coverage < MIN_COVERAGE or (best is not None and coverage <= best.coverage):
