@@ -22,7 +22,8 @@ Every row reports MRR@10, chunk@10 (the shared metrics, ``evaluate.score_case``)
 refusal pair: refused-while-right (flagged insufficient although the first file is gold) and
 accepted-while-wrong (not flagged although it is not). Each case's record also carries what
 the verdict read (its signals, confidence, quoted-phrase refusal), so
-``confidence_fit.py --chinese`` fits on the Chinese questions too. ``--segmenter`` picks how
+``confidence_fit.py --chinese`` fits on the Chinese questions too, and its first ten results
+(``path:start-end:symbol``), so two runs compare case by case. ``--segmenter`` picks how
 Chinese is cut (``index/cjk.py``); each segmenter gets its own index folders.
 
   PYTHONPATH=server python bench/chinese.py --shared /work/shared/bench --index-root /tmp/zh-idx
@@ -140,7 +141,10 @@ def ask(eng: Engine, case: Case, query: str, depth: Depth) -> tuple[dict[str, fl
     m["refused_right"] = float(res.insufficient and right)
     m["accepted_wrong"] = float(not res.insufficient and not right)
     m["insufficient"] = float(res.insufficient)
-    judged: dict = {"confidence": res.confidence}
+    judged: dict = {
+        "confidence": res.confidence,
+        "results": [f"{e.path}:{e.start}-{e.end}:{e.symbol or ''}" for e in res.results[:10]],
+    }
     if res.results:
         lexical = eng.parts.lexical
         judged["signals"] = verdict.signals(

@@ -4,6 +4,7 @@ repo."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from code_evidence.git import Git
-from code_evidence.live.watch import Batch, Debouncer, FolderWatcher, IgnoreFilter
+from code_evidence.live.watch import FENCE_GRACE_S, Batch, Debouncer, FolderWatcher, IgnoreFilter
 from code_evidence.lsp import protocol
 from code_evidence.lsp.features import hover
 from code_evidence.lsp.uris import UriError, line_range, relative_to, uri_to_path
@@ -266,4 +267,67 @@ def test_watcher_sees_file_bursts_and_head_moves(tmp_path: Path) -> None:
         assert not any(p.startswith(str(root / ".git")) for b in batches for p in b.paths)
     finally:
         watcher.stop()
+        deb.close()
+
+
+def _watched_repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    init_repo(root)
+    (root / "a.py").write_text("x = 1\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "one")
+    return root
+
+
+def test_fence_hands_every_earlier_write_to_the_debouncer(tmp_path: Path) -> None:
+    """A write made before ``fence`` is in the debouncer when it returns (plus the grace for
+    the workspace's own event thread): what ``settle`` relies on to answer a question about
+    code an agent edited a moment ago. The probe files stay in the private folder: none
+    reaches the debouncer, none is left behind."""
+    root = _watched_repo(tmp_path)
+    deb = Debouncer(lambda batch: None, quiet_s=60.0, max_wait_s=120.0)  # never flushes here
+    probes = tmp_path / "index" / "watch-probe"
+    watcher = FolderWatcher(root, deb, Git(root), probe_dir=probes)
+    watcher.start()
+    try:
+        assert watcher.error is None
+        for i in range(40):
+            if i % 2:  # written in place
+                (root / f"edit_{i}.py").write_text(f"v = {i}\n")
+            else:  # saved as editors and agents often do: a temporary file renamed over it
+                (root / f".edit_{i}.tmp").write_text(f"v = {i}\n")
+                os.replace(root / f".edit_{i}.tmp", root / f"edit_{i}.py")
+            assert watcher.fence()
+            time.sleep(FENCE_GRACE_S)
+            batch = deb.take()
+            assert batch is not None and str(root / f"edit_{i}.py") in batch.paths
+            assert not any(p.startswith(str(probes)) for p in batch.paths)
+        assert list(probes.iterdir()) == []
+    finally:
+        watcher.stop()
+        deb.close()
+
+
+def test_fence_without_a_probe_and_a_probe_that_never_arrives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No probe folder: no fence (``settle`` waits ``EVENT_LATENCY_S``). A probe whose event
+    never comes costs one timeout, then probing stops instead of slowing every question."""
+    root = _watched_repo(tmp_path)
+    deb = Debouncer(lambda batch: None)
+    plain = FolderWatcher(root, deb, Git(root))
+    plain.start()
+    probed = FolderWatcher(root, deb, Git(root), probe_dir=tmp_path / "probe")
+    probed.start()
+    try:
+        assert not plain.fence()
+        assert probed.fence()
+        assert probed.probing
+        monkeypatch.setattr(probed, "_probe_seen", lambda path: None)  # events go nowhere
+        assert not probed.fence(timeout=0.3)
+        assert not probed.probing and not probed.fence()
+    finally:
+        plain.stop()
+        probed.stop()
         deb.close()

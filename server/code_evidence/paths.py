@@ -133,9 +133,11 @@ def private_cache_root() -> Path:
 
 
 # What an index folder holds (``lexical`` is a folder of Tantivy's files).
+WATCH_PROBE = "watch-probe"  # the file watcher's probe files (live/watch.py, FolderWatcher.fence)
 INDEX_ENTRIES = (
     "store.sqlite", "store.sqlite-wal", "store.sqlite-shm", "requests.jsonl", "requests.tmp",
     "tuned.json", "tuned.tmp", "writer.lock", "vectors.usearch", "vectors.usearch.log", "lexical",
+    WATCH_PROBE,
 )  # fmt: skip
 
 

@@ -27,8 +27,10 @@ from ..config import CONFIG_FILE
 from ..engine import Engine
 from ..index.indexer import IndexCancelled
 from ..index.load import normalise_newlines
+from ..paths import WATCH_PROBE
 from .watch import (
     EVENT_LATENCY_S,
+    FENCE_GRACE_S,
     MAX_WAIT_S,
     QUIET_S,
     Batch,
@@ -144,7 +146,11 @@ class PassScheduler:
         self._cancel: threading.Event | None = None  # set while a pass runs: close() cancels it
         self._debouncer = Debouncer(self._on_batch, quiet_s, max_wait_s, clock)
         self.watcher = FolderWatcher(
-            self.root, self._debouncer, engine.git, skip=[engine.index_dir]
+            self.root,
+            self._debouncer,
+            engine.git,
+            skip=[engine.index_dir],
+            probe_dir=engine.index_dir / WATCH_PROBE,
         )
         self._worker = threading.Thread(target=self._run, name="ce-index", daemon=True)
 
@@ -246,10 +252,11 @@ class PassScheduler:
         True when nothing is left to wait for. A host that answers questions about code an
         agent just edited calls this first; an editor waits for its own buffers instead.
         While the folder is watched it first gives a write made just before the question
-        ``EVENT_LATENCY_S`` to reach the watcher: the agent's edit and its question race, and
-        the question used to win often enough to answer from the file as it was."""
+        time to reach the watcher (``FolderWatcher.fence``, else ``EVENT_LATENCY_S``): the
+        agent's edit and its question race, and the question used to win often enough to
+        answer from the file as it was."""
         if self.watcher.watching:
-            time.sleep(EVENT_LATENCY_S)
+            time.sleep(FENCE_GRACE_S if self.watcher.fence() else EVENT_LATENCY_S)
         batch = self._debouncer.take()
         if batch is not None:
             self._on_batch(batch)

@@ -10,6 +10,12 @@ even one that touches no working file, must move the index to the new commit.
 Which paths matter is decided on the debouncer's thread, never in watchdog's callback: the
 ignore check runs ``git check-ignore`` once per batch.
 
+A question about code an agent has just edited must see the edit: the write is queued by the
+kernel before the question is even sent, but watchdog's threads may not have handed it to the
+debouncer yet. :meth:`FolderWatcher.fence` waits for that hand-over by writing a probe file in
+a private folder the same observer watches: its event comes through the same inotify reader
+after every event queued before it (see the method).
+
 The debouncer reads time and waits through a :class:`Clock`, so its tests drive a fake clock
 step by step instead of sleeping.
 """
@@ -45,7 +51,13 @@ from watchdog.events import (
 )
 from watchdog.observers import Observer
 
+try:  # Linux only: elsewhere importing it fails, and there is no probe (see FolderWatcher.fence)
+    from watchdog.observers.inotify import InotifyObserver
+except (ImportError, OSError):  # pragma: no cover - not Linux
+    InotifyObserver = None  # type: ignore[assignment,misc]
+
 from ..git import Git
+from ..paths import private_dir
 
 log = logging.getLogger(__name__)
 
@@ -73,9 +85,13 @@ QUIET_S = 0.15  # a burst ends after this long without events...
 MAX_WAIT_S = 3.0  # ...or this long after its first event, whichever comes first
 # How long a write can take to reach the debouncer (kernel, watchdog's threads, the handler):
 # about a millisecond as a rule, but on an idle 2-core machine 5 of 200 writes took over 20 ms
-# (99th percentile 59 ms, the slowest 275 ms). A question about code just edited waits this
-# long before it takes what the watcher has (``PassScheduler.settle``).
+# (99th percentile 59 ms, the slowest 275 ms), and on a busy one longer still. A question about
+# code just edited waits for the watcher's probe (``FolderWatcher.fence``) up to FENCE_TIMEOUT_S,
+# then FENCE_GRACE_S for the workspace's own event thread (see ``fence``); where there is no
+# probe it waits EVENT_LATENCY_S instead (``PassScheduler.settle``).
 EVENT_LATENCY_S = 0.1
+FENCE_TIMEOUT_S = 2.0
+FENCE_GRACE_S = 0.01
 
 
 @dataclass(slots=True)
@@ -240,6 +256,17 @@ class IgnoreFilter:
         return {r for r in rels if self._spec.match_file(r)}
 
 
+class _ProbeHandler(FileSystemEventHandler):
+    """The probe folder's events: a probe file created (see ``FolderWatcher.fence``)."""
+
+    def __init__(self, watcher: FolderWatcher) -> None:
+        self.watcher = watcher
+
+    def on_created(self, event: FileSystemEvent) -> None:
+        if not event.is_directory:
+            self.watcher._probe_seen(os.fsdecode(event.src_path))
+
+
 class _Handler(FileSystemEventHandler):
     def __init__(self, watcher: FolderWatcher) -> None:
         self.watcher = watcher
@@ -258,14 +285,27 @@ class FolderWatcher:
     """Watches one workspace folder (and its git folder) and feeds a :class:`Debouncer`."""
 
     def __init__(
-        self, root: Path, debouncer: Debouncer, git: Git, skip: Iterable[Path] = ()
+        self,
+        root: Path,
+        debouncer: Debouncer,
+        git: Git,
+        skip: Iterable[Path] = (),
+        probe_dir: Path | None = None,
     ) -> None:
+        """``probe_dir``: a private folder for :meth:`fence`'s probe files (never in the
+        workspace: nothing is written there); without one, ``fence`` returns False."""
         self.root = root
         self.debouncer = debouncer
         self.git_dirs = git.git_dirs()
         self._skip = [str(p) for p in skip]
         self._observer = Observer()
         self.error: str | None = None
+        self._probe_dir = probe_dir
+        self._probing = False
+        self._probe_cond = threading.Condition()
+        self._probes_sent = 0
+        self._probes_seen = 0
+        self._probe_prefix = f"{os.getpid()}-"
 
     def start(self) -> None:
         handler = _Handler(self)
@@ -278,10 +318,91 @@ class FolderWatcher:
                     self._observer.schedule(
                         handler, str(gd), recursive=True, event_filter=_EVENT_FILTER
                     )
+            self._start_probe()
             self._observer.start()
         except OSError as exc:  # e.g. the inotify watch limit
             self.error = f"file watching is unavailable ({exc}); saved files are still indexed"
             log.warning("%s", self.error)
+
+    def _start_probe(self) -> None:
+        """Watch the probe folder (emptied of this process id's leftovers); a folder that
+        cannot be made or watched only means no fence (``settle`` then waits a fixed time)."""
+        if (
+            self._probe_dir is None
+            or InotifyObserver is None
+            or not isinstance(self._observer, InotifyObserver)
+        ):
+            return  # the ordering ``fence`` relies on is inotify's (FSEvents and others wait)
+        try:
+            private_dir(self._probe_dir)
+            for old in self._probe_dir.glob(f"{self._probe_prefix}*"):
+                old.unlink(missing_ok=True)
+            self._observer.schedule(
+                _ProbeHandler(self),
+                str(self._probe_dir),
+                recursive=False,
+                event_filter=[FileCreatedEvent],
+            )
+            self._probing = True
+        except OSError as exc:
+            log.warning("no watcher probe in %s (%s): a fixed wait instead", self._probe_dir, exc)
+
+    @property
+    def probing(self) -> bool:
+        """Whether :meth:`fence` has a probe to send (inotify, a probe folder, none lost)."""
+        return self._probing
+
+    def fence(self, timeout: float = FENCE_TIMEOUT_S) -> bool:
+        """Wait until every file change made before this call has reached the debouncer;
+        True when the probe came through within ``timeout`` seconds, False without a probe.
+
+        A probe file is created in the probe folder. The kernel queues inotify events in the
+        order they happen, and one watchdog thread reads them all from one inotify descriptor
+        (watchdog 7.1: one per observer, shared by its watches; hence the requirement) and
+        passes each to its watch's queue in that order, so when the probe's event reaches its
+        handler, every earlier workspace event has left the reader. Each watch then has its
+        own thread to the dispatcher, so the workspace's may still be a step behind: the
+        caller allows it ``FENCE_GRACE_S``. The probe's own trip also measures how busy
+        watchdog is right now, which a fixed wait cannot."""
+        if not self._probing or not self.watching or self._probe_dir is None:
+            return False
+        with self._probe_cond:
+            self._probes_sent += 1
+            n = self._probes_sent
+        path = self._probe_dir / f"{self._probe_prefix}{n}"
+        try:
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, 0o600))
+        except OSError as exc:
+            log.debug("watcher probe %s: %s", path, exc)
+            return False
+        try:
+            deadline = time.monotonic() + timeout
+            with self._probe_cond:
+                while self._probes_seen < n:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        # A watcher that drops its probes would cost every question the
+                        # whole timeout: stop probing, wait the fixed time from now on.
+                        self._probing = False
+                        log.warning("the watcher's probe took over %.1f s: probing stops", timeout)
+                        return False
+                    self._probe_cond.wait(left)
+            return True
+        finally:
+            path.unlink(missing_ok=True)
+
+    def _probe_seen(self, path: str) -> None:
+        name = os.path.basename(path)
+        if not name.startswith(self._probe_prefix):
+            return  # another process's probe in a shared index folder
+        try:
+            n = int(name[len(self._probe_prefix) :])
+        except ValueError:
+            return
+        with self._probe_cond:
+            if n > self._probes_seen:
+                self._probes_seen = n
+                self._probe_cond.notify_all()
 
     @property
     def watching(self) -> bool:
