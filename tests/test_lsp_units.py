@@ -312,8 +312,9 @@ def test_fence_hands_every_earlier_write_to_the_debouncer(tmp_path: Path) -> Non
 def test_fence_without_a_probe_and_a_probe_that_never_arrives(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """No probe folder: no fence (``settle`` waits ``EVENT_LATENCY_S``). A probe whose event
-    never comes costs one timeout, then probing stops instead of slowing every question."""
+    """No probe folder: no fence (``settle`` waits ``EVENT_LATENCY_S``). A probe past its
+    timeout costs one timeout; questions then wait the fixed time instead of each paying it,
+    until that probe shows up."""
     root = _watched_repo(tmp_path)
     deb = Debouncer(lambda batch: None)
     plain = FolderWatcher(root, deb, Git(root))
@@ -324,9 +325,13 @@ def test_fence_without_a_probe_and_a_probe_that_never_arrives(
         assert not plain.fence()
         assert probed.fence()
         assert probed.probing
-        monkeypatch.setattr(probed, "_probe_seen", lambda path: None)  # events go nowhere
+        late: list[str] = []
+        monkeypatch.setattr(probed, "_probe_seen", late.append)  # held back, as if far behind
         assert not probed.fence(timeout=0.3)
-        assert not probed.probing and not probed.fence()
+        assert not probed.probing and not probed.fence()  # no second timeout meanwhile
+        monkeypatch.undo()
+        probed._probe_seen(late[0])  # it shows up after all: probing resumes
+        assert probed.probing and probed.fence()
     finally:
         plain.stop()
         probed.stop()

@@ -349,7 +349,8 @@ class FolderWatcher:
 
     @property
     def probing(self) -> bool:
-        """Whether :meth:`fence` has a probe to send (inotify, a probe folder, none lost)."""
+        """Whether :meth:`fence` sends a probe: inotify, a probe folder, and no probe
+        outstanding past its timeout."""
         return self._probing
 
     def fence(self, timeout: float = FENCE_TIMEOUT_S) -> bool:
@@ -381,10 +382,11 @@ class FolderWatcher:
                 while self._probes_seen < n:
                     left = deadline - time.monotonic()
                     if left <= 0:
-                        # A watcher that drops its probes would cost every question the
-                        # whole timeout: stop probing, wait the fixed time from now on.
+                        # Far behind (a checkout's thousands of events ahead of it) or lost:
+                        # either way the next questions would each wait the whole timeout.
+                        # Wait the fixed time instead until this probe shows up after all.
                         self._probing = False
-                        log.warning("the watcher's probe took over %.1f s: probing stops", timeout)
+                        log.warning("the watcher's probe took over %.1f s: fixed waits", timeout)
                         return False
                     self._probe_cond.wait(left)
             return True
@@ -403,6 +405,8 @@ class FolderWatcher:
             if n > self._probes_seen:
                 self._probes_seen = n
                 self._probe_cond.notify_all()
+            if not self._probing and n == self._probes_sent:  # the late probe: caught up
+                self._probing = True
 
     @property
     def watching(self) -> bool:
