@@ -143,7 +143,7 @@ def ask(eng: Engine, case: Case, query: str, depth: Depth) -> tuple[dict[str, fl
     m["insufficient"] = float(res.insufficient)
     judged: dict = {
         "confidence": res.confidence,
-        "results": [f"{e.path}:{e.start}-{e.end}:{e.symbol or ''}" for e in res.results[:10]],
+        "results": [f"{e.path}:{e.start}-{e.end}:{e.symbol}" for e in res.results[:10]],
     }
     if res.results:
         lexical = eng.parts.lexical

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from code_evidence.git import Git
-from code_evidence.live.watch import FENCE_GRACE_S, Batch, Debouncer, FolderWatcher, IgnoreFilter
+from code_evidence.live.watch import Batch, Debouncer, FolderWatcher, IgnoreFilter
 from code_evidence.lsp import protocol
 from code_evidence.lsp.features import hover
 from code_evidence.lsp.uris import UriError, line_range, relative_to, uri_to_path
@@ -231,13 +231,18 @@ def test_ignore_filter_uses_git_rules(tmp_path: Path) -> None:
     assert got == []
 
 
-def test_watcher_sees_file_bursts_and_head_moves(tmp_path: Path) -> None:
+def _watched_repo(tmp_path: Path) -> Path:
     root = (tmp_path / "repo").resolve()
     root.mkdir()
     init_repo(root)
     (root / "a.py").write_text("x = 1\n")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "one")
+    return root
+
+
+def test_watcher_sees_file_bursts_and_head_moves(tmp_path: Path) -> None:
+    root = _watched_repo(tmp_path)
     batches: list[Batch] = []
     got = threading.Event()
 
@@ -270,21 +275,10 @@ def test_watcher_sees_file_bursts_and_head_moves(tmp_path: Path) -> None:
         deb.close()
 
 
-def _watched_repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    init_repo(root)
-    (root / "a.py").write_text("x = 1\n")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "one")
-    return root
-
-
 def test_fence_hands_every_earlier_write_to_the_debouncer(tmp_path: Path) -> None:
-    """A write made before ``fence`` is in the debouncer when it returns (plus the grace for
-    the workspace's own event thread): what ``settle`` relies on to answer a question about
-    code an agent edited a moment ago. The probe files stay in the private folder: none
-    reaches the debouncer, none is left behind."""
+    """A write made before ``fence`` is in the debouncer when it returns: what ``settle``
+    relies on to answer a question about code an agent edited a moment ago. The probe files
+    stay in the private folder: none reaches the debouncer, none is left behind."""
     root = _watched_repo(tmp_path)
     deb = Debouncer(lambda batch: None, quiet_s=60.0, max_wait_s=120.0)  # never flushes here
     probes = tmp_path / "index" / "watch-probe"
@@ -299,7 +293,6 @@ def test_fence_hands_every_earlier_write_to_the_debouncer(tmp_path: Path) -> Non
                 (root / f".edit_{i}.tmp").write_text(f"v = {i}\n")
                 os.replace(root / f".edit_{i}.tmp", root / f"edit_{i}.py")
             assert watcher.fence()
-            time.sleep(FENCE_GRACE_S)
             batch = deb.take()
             assert batch is not None and str(root / f"edit_{i}.py") in batch.paths
             assert not any(p.startswith(str(probes)) for p in batch.paths)

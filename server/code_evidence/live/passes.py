@@ -30,7 +30,6 @@ from ..index.load import normalise_newlines
 from ..paths import WATCH_PROBE
 from .watch import (
     EVENT_LATENCY_S,
-    FENCE_GRACE_S,
     MAX_WAIT_S,
     QUIET_S,
     Batch,
@@ -255,8 +254,8 @@ class PassScheduler:
         time to reach the watcher (``FolderWatcher.fence``, else ``EVENT_LATENCY_S``): the
         agent's edit and its question race, and the question used to win often enough to
         answer from the file as it was."""
-        if self.watcher.watching:
-            time.sleep(FENCE_GRACE_S if self.watcher.fence() else EVENT_LATENCY_S)
+        if self.watcher.watching and not self.watcher.fence():
+            time.sleep(EVENT_LATENCY_S)
         batch = self._debouncer.take()
         if batch is not None:
             self._on_batch(batch)

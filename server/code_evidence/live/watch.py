@@ -87,8 +87,8 @@ MAX_WAIT_S = 3.0  # ...or this long after its first event, whichever comes first
 # about a millisecond as a rule, but on an idle 2-core machine 5 of 200 writes took over 20 ms
 # (99th percentile 59 ms, the slowest 275 ms), and on a busy one longer still. A question about
 # code just edited waits for the watcher's probe (``FolderWatcher.fence``) up to FENCE_TIMEOUT_S,
-# then FENCE_GRACE_S for the workspace's own event thread (see ``fence``); where there is no
-# probe it waits EVENT_LATENCY_S instead (``PassScheduler.settle``).
+# then FENCE_GRACE_S for the workspace's own event thread; where there is no probe it waits
+# EVENT_LATENCY_S instead (``PassScheduler.settle``).
 EVENT_LATENCY_S = 0.1
 FENCE_TIMEOUT_S = 2.0
 FENCE_GRACE_S = 0.01
@@ -362,9 +362,9 @@ class FolderWatcher:
         (watchdog 7.1: one per observer, shared by its watches; hence the requirement) and
         passes each to its watch's queue in that order, so when the probe's event reaches its
         handler, every earlier workspace event has left the reader. Each watch then has its
-        own thread to the dispatcher, so the workspace's may still be a step behind: the
-        caller allows it ``FENCE_GRACE_S``. The probe's own trip also measures how busy
-        watchdog is right now, which a fixed wait cannot."""
+        own thread to the dispatcher, so the workspace's may still be a step behind: it is
+        allowed ``FENCE_GRACE_S`` more. The probe's own trip also measures how busy watchdog
+        is right now, which a fixed wait cannot."""
         if not self._probing or not self.watching or self._probe_dir is None:
             return False
         with self._probe_cond:
@@ -389,6 +389,7 @@ class FolderWatcher:
                         log.warning("the watcher's probe took over %.1f s: fixed waits", timeout)
                         return False
                     self._probe_cond.wait(left)
+            time.sleep(FENCE_GRACE_S)
             return True
         finally:
             path.unlink(missing_ok=True)
