@@ -6,7 +6,7 @@ from pathlib import Path
 
 from code_evidence.config import IndexConfig
 from code_evidence.index.chunk import chunk_file
-from code_evidence.index.imports import ImportResolver, resolve_imports
+from code_evidence.index.imports import ImportResolver
 
 PY_PATHS = {
     "src/flask/__init__.py",
@@ -72,7 +72,7 @@ def test_python_end_to_end_from_chunker(tmp_path: Path) -> None:
     text = (tmp_path / "src/shop/views.py").read_text()
     specs = chunk_file("src/shop/views.py", text, IndexConfig())[0].imports
     assert specs == (".models", ".models.Item", "shop.cart")
-    assert resolve_imports("src/shop/views.py", "python", specs, set(files)) == [
+    assert ImportResolver(set(files)).resolve("src/shop/views.py", "python", specs) == [
         "src/shop/models.py",
         "src/shop/cart.py",
     ]
@@ -197,9 +197,3 @@ def test_unknown_language_and_empty_specs_resolve_to_nothing() -> None:
     assert r.resolve("README.md", "text", ["flask"]) == []
     assert r.resolve("src/flask/app.py", "python", ["", ".", "..."]) == ["src/flask/__init__.py"]
     assert ImportResolver([]).resolve("a.py", "python", ["flask"]) == []
-
-
-def test_convenience_function_tracks_changing_path_sets() -> None:
-    assert resolve_imports("a/x.py", "python", [".y"], {"a/x.py", "a/y.py"}) == ["a/y.py"]
-    # A different set must not reuse the cached tables.
-    assert resolve_imports("a/x.py", "python", [".y"], {"a/x.py"}) == []

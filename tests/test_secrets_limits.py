@@ -13,7 +13,7 @@ from code_evidence.api import MAX_BUDGET_TOKENS, MAX_LIMIT, MAX_QUERY_CHARS, Fin
 from code_evidence.cli import main
 from code_evidence.config import Config
 from code_evidence.engine import Engine, EngineError
-from code_evidence.secrets import REDACTED, mask_secrets
+from code_evidence.secrets import REDACTED, apply_spans, secret_spans
 
 AWS_ID = "AKIAIOSFODNN7EXAMPLE"
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
@@ -65,6 +65,10 @@ def _no_vectors() -> Config:
     cfg = Config()
     cfg = cfg.changed(stages={"vectors": False})
     return cfg
+
+
+def mask_secrets(text: str) -> str:
+    return apply_spans(text, secret_spans(text))
 
 
 def test_mask_secrets_keeps_ordinary_code_and_line_count() -> None:

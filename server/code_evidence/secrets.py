@@ -399,11 +399,6 @@ def apply_spans(text: str, spans: Sequence[Span]) -> str:
     return "".join(out)
 
 
-def mask_secrets(text: str, config: bool = False) -> str:
-    """``text`` with its credentials hidden (for text the index did not scan)."""
-    return apply_spans(text, secret_spans(text, config=config))
-
-
 def redact(text: str) -> str:
     """What the request log keeps of a query: the detector in its strict form."""
     return apply_spans(text, secret_spans(text, strict=True))

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import posixpath
 import re
-import threading
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from .chunk.syntax import DECLARES
 from .include_paths import IncludePaths
@@ -342,21 +341,3 @@ class ImportResolver:
             if hits:
                 return hits
         return []
-
-
-_cache_lock = threading.Lock()
-_cached: ImportResolver | None = None
-
-
-def resolve_imports(
-    path: str, language: str, specs: Sequence[str], known_paths: Collection[str]
-) -> list[str]:
-    """One-off convenience over :class:`ImportResolver`; repeated calls with the same path set
-    reuse the last resolver instead of rebuilding its tables."""
-    global _cached
-    known = frozenset(known_paths)
-    with _cache_lock:
-        resolver = _cached
-        if resolver is None or resolver.known != known:
-            resolver = _cached = ImportResolver(known)
-    return resolver.resolve(path, language, specs)

@@ -78,7 +78,6 @@ class LexicalIndex:
             shutil.rmtree(path, ignore_errors=True)
             self._open()
             self.rebuilt = True
-            self.rebuild_reason = str(exc)
 
     def _open(self) -> None:
         if self.read_only:

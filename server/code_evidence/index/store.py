@@ -400,12 +400,6 @@ class Store:
             self._generated = (raw, GeneratedFiles.from_json(raw))
         return self._generated[1]
 
-    def set_import_edges(self, edges: Iterable[tuple[str, str]]) -> None:
-        """Within the caller's transaction: replace every import edge (cheap; resolution
-        depends on the whole file set, so it is recomputed on every pass with changes)."""
-        self.db.execute("DELETE FROM import_edges")
-        self.db.executemany("INSERT INTO import_edges(src, dst) VALUES(?, ?)", list(edges))
-
     def imports_of(self, path: str) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT dst FROM import_edges WHERE src=?", (path,))]
 

@@ -121,11 +121,6 @@ class QueryAnalysis:
             dict.fromkeys(i.removesuffix("()").rsplit(".", 1)[-1] for i in self.identifiers)
         )
 
-    @property
-    def must_match(self) -> list[str]:
-        """Strings an answer should contain verbatim to count as strong evidence."""
-        return list(dict.fromkeys([*self.quoted, *self.error_codes, *self.identifiers]))
-
 
 def _looks_like_identifier(word: str) -> bool:
     """Code-shaped: snake_case, camelCase, PascalCase with inner capitals, dotted, a leading
