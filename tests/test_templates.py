@@ -178,6 +178,77 @@ def test_a_pasted_message_finds_the_raise_before_the_class(tmp_path: Path) -> No
     assert not res.insufficient
 
 
+TESTED = {
+    "app/config.py": """
+import os
+
+
+class Config(dict):
+    def from_pyfile(self, filename, silent=False):
+        try:
+            with open(filename, "rb") as f:
+                self.update(eval(f.read()))
+        except OSError as e:
+            if silent:
+                return False
+            e.strerror = f"Unable to load configuration file ({e.strerror})"
+            raise
+        return True
+""",
+    "tests/test_config.py": """
+import os
+
+import pytest
+
+from app.config import Config
+
+
+def test_config_missing():
+    with pytest.raises(IOError) as e:
+        Config().from_pyfile("missing.cfg")
+    msg = str(e.value)
+    assert msg.startswith(
+        "[Errno 2] Unable to load configuration file (No such file or directory):"
+    )
+    assert msg.endswith("missing.cfg'")
+
+
+def test_config_from_envvar_missing(monkeypatch):
+    monkeypatch.setenv("SETTINGS", "missing.cfg")
+    with pytest.raises(IOError) as e:
+        Config().from_pyfile(os.environ["SETTINGS"])
+    msg = str(e.value)
+    assert msg.startswith(
+        "[Errno 2] Unable to load configuration file (No such file or directory):"
+    )
+""",
+}
+
+
+def test_a_test_that_expects_the_message_ranks_below_the_code_that_produces_it(
+    tmp_path: Path,
+) -> None:
+    # The test holds the whole message verbatim, the code only its template: before, the
+    # message votes went to the test, which came first.
+    ws = tmp_path / "ws"
+    for rel, text in TESTED.items():
+        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ws / rel).write_text(text)
+    message = (
+        "FileNotFoundError: [Errno 2] Unable to load configuration file "
+        "(No such file or directory): '/srv/app/settings.cfg'"
+    )
+    with Engine(ws, tmp_path / "idx") as eng:
+        res = eng.find(FindRequest(message))
+        paths = [r.path for r in res.results]
+        assert paths[0] == "app/config.py"
+        test = res.results[paths.index("tests/test_config.py")]
+        assert {"test", "error-message"} <= set(test.reasons)  # what it holds, still said
+        # Asked about the tests, the test that checks the message is the answer.
+        asked = eng.find(FindRequest(f"which test checks {message}"))
+        assert asked.results[0].path == "tests/test_config.py"
+
+
 def test_docstrings_are_not_message_templates() -> None:
     code = 'def client():\n    """Creates a test client for this application."""\n    return 1\n'
     assert templates.literals(code) == []

@@ -246,8 +246,12 @@ def apply_features(
         elif "stack-frame" in rel:
             boost += W_FRAME
             c.tag("stack-frame")
+        # A test that holds the pasted message expects it (``pytest.raises(match=...)``, an
+        # assertion on ``str(e)``): where the message comes from is the code under test. The
+        # tags still say what the test holds; the votes go to the code that produces it.
+        produces = not (ch.is_test and not qa.about_tests)
         if qa.fragments and any(f in ch.text for f in qa.fragments):
-            boost += W_ERROR_MESSAGE
+            boost += W_ERROR_MESSAGE if produces else 0.0
             c.tag("error-message")
         # Only code produces messages: a README or changelog that quotes the text is not where
         # it comes from (the demo's README quotes its own question).
@@ -257,7 +261,7 @@ def apply_features(
             else None
         )
         if match is not None:
-            boost += W_TEMPLATE * match.coverage
+            boost += W_TEMPLATE * match.coverage if produces else 0.0
             c.tag("message-template")
         if any(templates.raises(ch.text, t) for t in qa.exception_types):
             boost += W_RAISES
