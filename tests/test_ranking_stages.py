@@ -498,6 +498,22 @@ def test_a_qualified_name_prefers_its_own_type_and_falls_back_to_the_bare_name()
     assert "exact-identifier" in out[3].reasons and "exact-identifier" in out[4].reasons
 
 
+def test_a_member_named_the_javadoc_way_is_a_qualified_name() -> None:
+    """``CodeBlock.Builder#clear`` (Javadoc, JSDoc, Ruby) names a member as ``.`` does; ``C#``,
+    ``PR#12`` and a page's ``#anchor`` are no names."""
+    qa = analyze("Add CodeBlock.Builder#clear method, then String#gsub")
+    assert qa.identifiers == ["CodeBlock.Builder.clear", "String.gsub"]
+    assert qa.qualified == [("CodeBlock", "Builder"), ("String", "gsub")]
+    assert "clear" in qa.names
+    plain = analyze("port the C# client, see PR#12 and docs/index.html#install")
+    assert plain.qualified == [] and plain.identifiers == []
+    page = analyze("see https://example.com/Index?type=web&code=SH688686#Holders-0")
+    assert page.qualified == [] and "SH688686.Holders" not in page.identifiers
+    java = {"language": "java", "kind": "method"}
+    gsub = chunk(1, "String.java", "String.gsub", "String gsub() {}", **java)  # type: ignore[arg-type]
+    assert "exact-identifier" in featured([cand(gsub)], "String#gsub drops groups")[1].reasons
+
+
 def test_a_readme_quoting_a_message_is_not_its_template() -> None:
     """Only code produces messages: the README that quotes the text gets no template vote."""
     message = "Unable to render the request body as JSON"

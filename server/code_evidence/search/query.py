@@ -163,6 +163,25 @@ def _exception_type_names(message: str) -> list[str]:
 
 # A type (capitalised: ``os.path`` is a module) and one of its members, ``.`` or ``::``.
 _QUALIFIED_RE = re.compile(r"\b([A-Z]\w*)(?:\.|::)([A-Za-z_]\w*)\b")
+# Javadoc's, JSDoc's and Ruby's way to name a member: ``CodeBlock.Builder#clear``,
+# ``String#gsub`` (a capitalised type, so ``C# code`` and ``PR#12`` are left alone).
+_MEMBER_REF_RE = re.compile(r"\b([A-Z]\w*)#([A-Za-z_]\w*)")
+
+
+def _dotted_members(text: str) -> str:
+    """``Type#member`` written ``Type.member``, the way the names are read; not inside an
+    address or a path (``…?code=SH688686#section`` is a page's anchor)."""
+    return re.sub(
+        r"\S+",
+        lambda m: (
+            m.group(0)
+            if "/" in m.group(0) or "=" in m.group(0)
+            else _MEMBER_REF_RE.sub(r"\1.\2", m.group(0))
+        ),
+        text,
+    )
+
+
 # ``type(scope): subject`` or ``type(scope)!: subject`` at the start of the headline.
 _SCOPE_RE = re.compile(r"^\s*[A-Za-z]+\(([\w./\- ,]{1,80})\)!?:\s")
 
@@ -202,7 +221,7 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
     error_codes = list(dict.fromkeys(m.group(1) for m in _ERROR_CODE_RE.finditer(typed)))
     identifiers = []
     path_text = set(paths)
-    for m in _IDENT_RE.finditer(raw):
+    for m in _IDENT_RE.finditer(_dotted_members(raw)):
         word = m.group(0)
         if word in path_text or any(word in p for p in path_text):
             continue
@@ -291,7 +310,7 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
         qualified=list(
             dict.fromkeys(
                 (owner, member)
-                for owner, member in _QUALIFIED_RE.findall(typed)
+                for owner, member in _QUALIFIED_RE.findall(_dotted_members(typed))
                 if not any(f"{owner}.{member}" in p for p in path_text)
             )
         ),
