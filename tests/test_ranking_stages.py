@@ -362,6 +362,43 @@ def test_only_the_model_is_cut_by_the_deadline_never_the_feature_scorer() -> Non
     )
 
 
+class DoubtingModel:
+    """A model scorer that reads only the first ``reach`` candidates (a deadline) and believes
+    only the first of them: it lowers the others, as the cross-encoder's blend does."""
+
+    name = "model"
+    cut_by_deadline = True
+
+    def __init__(self, reach: int) -> None:
+        self.reach = reach
+
+    def wanted(self, head: int) -> int:
+        return head
+
+    def score(self, qa: object, cands: list[Candidate], deadline: float) -> int:
+        return min(self.reach, len(cands))
+
+    def combine(self, scored: list[Candidate]) -> None:
+        for c in scored[1:]:
+            c.score *= 0.1
+
+
+def test_scores_follow_the_order_when_the_model_lowers_what_it_read() -> None:
+    # Before: the two the model read and doubted kept a tenth of their score while the three it
+    # never reached kept theirs, so the pack's score-gap cut kept the unread and dropped the read.
+    qa = analyze("parse the config file")
+    cands = [cand(chunk(i, symbol=f"f{i}"), fused=(10 - i) * VOTE) for i in range(5)]
+    ordered, scored, _ = rerank.rerank(cands, qa, [DoubtingModel(reach=3)], 10, budget_ms=100)
+    assert scored == 3 and [c.id for c in ordered] == [0, 1, 2, 3, 4]
+    scores = [c.score for c in ordered]
+    assert scores == sorted(scores, reverse=True)
+    assert scores[3] == pytest.approx(scores[2])  # the tail starts level with the last read
+    assert scores[4] / scores[3] == pytest.approx(6 / 7)  # and keeps its own ratios
+    # Read whole, the model's order is the order, and nothing needs scaling.
+    whole, _, _ = rerank.rerank(cands, qa, [DoubtingModel(reach=5)], 10, budget_ms=None)
+    assert [c.score for c in whole] == sorted((c.score for c in whole), reverse=True)
+
+
 # --------------------------------------------------------------------------- assembly
 
 

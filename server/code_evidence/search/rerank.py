@@ -154,7 +154,27 @@ def rerank(
         reranker.combine(head[:scored])
         head[:scored] = sorted(head[:scored], key=lambda c: -c.score)
         cands[:top_n] = head
+        below_the_scored(cands, scored)
     return cands, scored, notes
+
+
+def below_the_scored(cands: list[Candidate], scored: int) -> None:
+    """Scale the candidates after the scored prefix so that none outscores the prefix's last.
+
+    A reranker reorders only what it scored, and the cross-encoder's blend can only lower a
+    score: a chunk it judged weak could keep less than the unscored ones ranked below it, so
+    an answer's scores would not follow its order, and whatever reads the scores would undo
+    the ranking (the context pack kept the unscored tail and dropped the scored chunks above
+    it as under the best's 40 %; ``separation`` read a tenth result scoring above the
+    second). One factor for the whole tail keeps its own ratios; the order is unchanged."""
+    if not 0 < scored < len(cands):
+        return
+    last, rest = cands[scored - 1].score, cands[scored].score
+    if rest <= last or rest <= 0:
+        return
+    factor = max(last, 0.0) / rest
+    for c in cands[scored:]:
+        c.score *= factor
 
 
 # --------------------------------------------------------------------------- cross-encoder
