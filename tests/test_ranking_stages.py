@@ -13,8 +13,9 @@ from code_evidence.config import Config
 from code_evidence.index.generated import GeneratedFiles
 from code_evidence.index.store import StoredChunk
 from code_evidence.index.terms import code_terms, path_terms, split_identifier
-from code_evidence.search import assemble, declarations, features, fuse, rerank
+from code_evidence.search import assemble, declarations, explain, features, fuse, rerank
 from code_evidence.search.candidate import Candidate
+from code_evidence.search.pipeline import evidence
 from code_evidence.search.query import analyze
 from code_evidence.search.recall import EditorState
 
@@ -394,6 +395,14 @@ def test_scores_follow_the_order_when_the_model_lowers_what_it_read() -> None:
     assert scores == sorted(scores, reverse=True)
     assert scores[3] == pytest.approx(scores[2])  # the tail starts level with the last read
     assert scores[4] / scores[3] == pytest.approx(6 / 7)  # and keeps its own ratios
+    # The factor is on the candidate, so the answer's scores and --explain can show it.
+    assert [c.below for c in ordered[:3]] == [1.0, 1.0, 1.0]
+    assert ordered[3].below == pytest.approx(scores[3] / rerank.base_score(ordered[3]))
+    assert ordered[4].below == ordered[3].below
+    line = explain.explain_result(evidence(ordered[3]))
+    assert f"x {ordered[3].below:.2f} (under the last result the model read)" in line
+    assert line.endswith(f"= {scores[3]:.4f}")
+    assert "under the last" not in explain.explain_result(evidence(ordered[2]))
 
 
 # --------------------------------------------------------------------------- assembly

@@ -18,6 +18,9 @@ class Candidate:
     factor: float = 1.0  # soft penalties multiply
     rerank: float | None = None  # the feature scorer's query coverage, when it ran
     cross: float | None = None  # the model reranker's score (cross-encoder logit or cosine)
+    # Below what the model read: the factor that put this unread candidate's score under the
+    # last one the model scored (``rerank.below_the_scored``); 1.0 when none was needed.
+    below: float = 1.0
     score: float = 0.0  # the final ranking score
     reasons: list[str] = field(default_factory=list)
     # Documentation that lives elsewhere (a C/C++ prototype's comment in a header): second-stage

@@ -67,6 +67,8 @@ def explain_result(r: Evidence) -> str:
         parts.append(f"x (1 + rerank {s['rerank']:.2f})")
     if "cross" in s:
         parts.append(f"x exp(blend * (model {s['cross']:.2f} - best model score))")
+    if "below_read" in s:
+        parts.append(f"x {s['below_read']:.2f} (under the last result the model read)")
     if "member-first" in r.reasons:
         parts.append("(traded places and scores with its type's header)")
     elif "after-member" in r.reasons:

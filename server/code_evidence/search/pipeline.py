@@ -316,6 +316,8 @@ def evidence(c: Candidate) -> Evidence:
         scores["rerank"] = c.rerank
     if c.cross is not None:
         scores["cross"] = c.cross
+    if c.below != 1.0:
+        scores["below_read"] = c.below
     if c.cochange is not None:
         scores["cochange_count"] = float(c.cochange.count)
         scores["cochange_last"] = float(c.cochange.last_time)

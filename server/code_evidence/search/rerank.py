@@ -134,6 +134,7 @@ def rerank(
     reranker scored, notes on what degraded)."""
     for c in cands:
         c.score = base_score(c)
+        c.below = 1.0
     cands.sort(key=lambda c: -c.score)
     notes: list[str] = []
     scored = 0
@@ -175,6 +176,7 @@ def below_the_scored(cands: list[Candidate], scored: int) -> None:
     factor = max(last, 0.0) / rest
     for c in cands[scored:]:
         c.score *= factor
+        c.below *= factor
 
 
 # --------------------------------------------------------------------------- cross-encoder
