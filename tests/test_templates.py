@@ -166,11 +166,16 @@ def parse_host(text: str) -> str:
 }
 
 
-def test_a_pasted_message_finds_the_raise_before_the_class(tmp_path: Path) -> None:
+def _workspace(tmp_path: Path, files: dict[str, str]) -> Path:
     ws = tmp_path / "ws"
-    for rel, text in SOURCE.items():
+    for rel, text in files.items():
         (ws / rel).parent.mkdir(parents=True, exist_ok=True)
         (ws / rel).write_text(text)
+    return ws
+
+
+def test_a_pasted_message_finds_the_raise_before_the_class(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path, SOURCE)
     with Engine(ws, tmp_path / "idx") as eng:
         res = eng.find(FindRequest("net.errors.InvalidURL: Invalid port: '80a' is not a number"))
     assert res.results[0].symbol == "parse_port"
@@ -230,10 +235,7 @@ def test_a_test_that_expects_the_message_ranks_below_the_code_that_produces_it(
 ) -> None:
     # The test holds the whole message verbatim, the code only its template: before, the
     # message votes went to the test, which came first.
-    ws = tmp_path / "ws"
-    for rel, text in TESTED.items():
-        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
-        (ws / rel).write_text(text)
+    ws = _workspace(tmp_path, TESTED)
     message = (
         "FileNotFoundError: [Errno 2] Unable to load configuration file "
         "(No such file or directory): '/srv/app/settings.cfg'"

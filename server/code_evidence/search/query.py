@@ -170,16 +170,19 @@ _MEMBER_REF_RE = re.compile(r"\b([A-Z]\w*)#([A-Za-z_]\w*)")
 
 def _dotted_members(text: str) -> str:
     """``Type#member`` written ``Type.member``, the way the names are read; not inside an
-    address or a path (``…?code=SH688686#section`` is a page's anchor)."""
-    return re.sub(
-        r"\S+",
-        lambda m: (
-            m.group(0)
-            if "/" in m.group(0) or "=" in m.group(0)
-            else _MEMBER_REF_RE.sub(r"\1.\2", m.group(0))
-        ),
-        text,
-    )
+    address or a path (``…?code=SH688686#section`` is a page's anchor). Only the matches'
+    own words are looked at: a long pasted log costs one scan."""
+
+    def dotted(m: re.Match[str]) -> str:
+        start, end = m.start(), m.end()
+        while start > 0 and not text[start - 1].isspace():
+            start -= 1
+        while end < len(text) and not text[end].isspace():
+            end += 1
+        word = text[start:end]
+        return m.group(0) if "/" in word or "=" in word else f"{m.group(1)}.{m.group(2)}"
+
+    return _MEMBER_REF_RE.sub(dotted, text)
 
 
 # ``type(scope): subject`` or ``type(scope)!: subject`` at the start of the headline.

@@ -167,13 +167,14 @@ def below_the_scored(cands: list[Candidate], scored: int) -> None:
     an answer's scores would not follow its order, and whatever reads the scores would undo
     the ranking (the context pack kept the unscored tail and dropped the scored chunks above
     it as under the best's 40 %; ``separation`` read a tenth result scoring above the
-    second). One factor for the whole tail keeps its own ratios; the order is unchanged."""
+    second). One factor for the whole tail keeps its own ratios; the order is unchanged.
+    (Scores are never negative: fusion is positive, boosts add, penalties are in [0, 1].)"""
     if not 0 < scored < len(cands):
         return
     last, rest = cands[scored - 1].score, cands[scored].score
-    if rest <= last or rest <= 0:
+    if rest <= last:
         return
-    factor = max(last, 0.0) / rest
+    factor = last / rest
     for c in cands[scored:]:
         c.score *= factor
         c.below *= factor
