@@ -74,6 +74,26 @@ def test_human_output_lists_ranked_locations(project: Path, tmp_path: Path) -> N
     assert len(ranked) == 3
     assert "src/shop/pricing.py:" in ranked[0]
     assert "--- context" in out.stdout
+    assert f"index: main@{git(project, 'rev-parse', 'HEAD')[:10]}" in out.stdout.splitlines()[0]
+
+
+def test_a_plain_folder_given_as_an_argument(tmp_path: Path) -> None:
+    # `code-evidence index FOLDER`, as other tools take a folder; the answer says it was read
+    # from the working tree (it printed "index: -@-").
+    folder = tmp_path / "plain"
+    (folder / "pkg").mkdir(parents=True)
+    (folder / "pkg" / "retry.py").write_text("def backoff_delay(attempt):\n    return 2**attempt\n")
+    idx = str(tmp_path / "idx")
+    out = run_cli("index", str(folder), "--index-dir", idx, "--quiet")
+    assert out.returncode == 0, out.stderr
+    assert f"indexed {folder}" in out.stdout
+    status = run_cli("status", str(folder), "--index-dir", idx, "--json")
+    assert json.loads(status.stdout)["chunks"] > 0
+    found = run_cli("find", "backoff delay", "--workspace", str(folder), "--index-dir", idx)
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.splitlines()[0].endswith("index: working tree (no commit)")
+    both = run_cli("index", str(folder), "--workspace", str(tmp_path), "--index-dir", idx)
+    assert both.returncode == 2 and "two workspaces given" in both.stderr
 
 
 def test_batch_keeps_order_and_survives_bad_lines(project: Path, tmp_path: Path) -> None:

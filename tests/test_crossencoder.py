@@ -16,7 +16,7 @@ from code_evidence.models import crossencoder
 from code_evidence.models.passage import QUERY_TOKENS, passage_text
 from code_evidence.search import rerank
 from code_evidence.search.candidate import Candidate
-from code_evidence.search.query import analyze
+from code_evidence.search.query import QueryAnalysis, analyze
 
 # (question, the code that answers it, code that does not): none of these is in the training
 # data (written for this test), and each wrong answer shares words with the question.
@@ -219,7 +219,7 @@ def test_failing_model_falls_back_to_the_order_before_it() -> None:
         name = "cross-encoder"
         cut_by_deadline = True
 
-        def wanted(self, head: int) -> int:
+        def wanted(self, qa: QueryAnalysis, head: int) -> int:
             return head
 
         def score(self, qa, cands, deadline):  # type: ignore[no-untyped-def]

@@ -16,7 +16,7 @@ from code_evidence.index.terms import code_terms, path_terms, split_identifier
 from code_evidence.search import assemble, declarations, explain, features, fuse, rerank
 from code_evidence.search.candidate import Candidate
 from code_evidence.search.pipeline import evidence
-from code_evidence.search.query import analyze
+from code_evidence.search.query import QueryAnalysis, analyze
 from code_evidence.search.recall import EditorState
 
 K = 60
@@ -329,7 +329,7 @@ class SlowModel:
     name = "model"
     cut_by_deadline = True
 
-    def wanted(self, head: int) -> int:
+    def wanted(self, qa: QueryAnalysis, head: int) -> int:
         return head
 
     def score(self, qa: object, cands: list[Candidate], deadline: float) -> int:
@@ -363,6 +363,20 @@ def test_only_the_model_is_cut_by_the_deadline_never_the_feature_scorer() -> Non
     )
 
 
+def test_a_question_of_stopwords_leaves_the_feature_scorer_out_without_a_budget_note() -> None:
+    # "what else must change" (asked with a file open) has no word a chunk can cover: the
+    # feature scorer has nothing to do, which is not a budget cut ("features rerank budget
+    # reached after 0 of 50" was printed on an idle machine), and the model still runs.
+    qa = analyze("what else must change")
+    first, second = cand(chunk(1), fused=2 * VOTE), cand(chunk(2, symbol="x"))
+    scorers = [rerank.FeatureReranker(), SlowModel()]
+    ordered, scored, notes = rerank.rerank([second, first], qa, scorers, 10, budget_ms=None)
+    assert notes == [] and scored == 2
+    assert [c.id for c in ordered] == [1, 2] and all(c.rerank is None for c in ordered)
+    ordered, scored, notes = rerank.rerank([first, second], qa, scorers[:1], 10, budget_ms=None)
+    assert notes == [] and scored == 0
+
+
 class DoubtingModel:
     """A model scorer that reads only the first ``reach`` candidates (a deadline) and believes
     only the first of them: it lowers the others, as the cross-encoder's blend does."""
@@ -373,7 +387,7 @@ class DoubtingModel:
     def __init__(self, reach: int) -> None:
         self.reach = reach
 
-    def wanted(self, head: int) -> int:
+    def wanted(self, qa: QueryAnalysis, head: int) -> int:
         return head
 
     def score(self, qa: object, cands: list[Candidate], deadline: float) -> int:

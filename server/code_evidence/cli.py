@@ -53,6 +53,21 @@ def _common(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _folder(p: argparse.ArgumentParser) -> None:
+    """``code-evidence index ~/src/app``, as other tools take a folder; ``--workspace`` still
+    works (``find`` takes the question as its argument, so it keeps the flag only)."""
+    p.add_argument("folder", nargs="?", help="the workspace, instead of --workspace")
+
+
+def _workspace_from_folder(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    folder = getattr(args, "folder", None)
+    if folder is None:
+        return
+    if args.workspace != "." and Path(args.workspace) != Path(folder):
+        parser.error(f"two workspaces given: {folder} and --workspace {args.workspace}")
+    args.workspace = folder
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="code-evidence", description="Find the code evidence for a question."
@@ -60,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     p_index = sub.add_parser("index", help="build or update the index of a workspace")
     _common(p_index)
+    _folder(p_index)
     p_index.add_argument("--quiet", action="store_true", help="no progress output")
     p_index.add_argument("--json", action="store_true", help="print the report as JSON")
     # `ray`: a local instance; the chunk texts travel to the workers (docs/cluster.md).
@@ -100,6 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p_status = sub.add_parser("status", help="how fresh the index is")
     _common(p_status)
+    _folder(p_status)
     p_status.add_argument("--json", action="store_true")
 
     for name, text in (
@@ -185,7 +202,9 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _workspace_from_folder(parser, args)
     if args.command == "serve":  # the workspace comes from the editor, not the command line
         from .lsp.app import serve
 

@@ -188,12 +188,20 @@ def _empty(chunks: int, skipped: dict[str, int]) -> str | None:
     return "the index is empty: the folder has no files to index"
 
 
+def index_state(branch: str | None, commit: str | None) -> str:
+    """``main@3f2a9c1d04``; what the answer was read from when there is no commit to name (a
+    plain folder, a repository without commits or one indexed as a folder)."""
+    if not commit:
+        return "working tree (no commit)"
+    return f"{printable(branch or 'detached')}@{commit[:10]}"
+
+
 def render(result: FindResult, quiet: bool = False) -> str:
     """The answer for a person; every line of it from the repository escaped (``printable``).
     Without ``quiet`` a legend follows the verdict."""
     p = printable
     lines = []
-    where = f"{p(result.branch or '-')}@{(result.commit or '-')[:10]}"
+    where = index_state(result.branch, result.commit)
     lines.append(f"query: {p(result.query)}   [{result.intent}]   index: {where}")
     for note in result.notes:
         lines.append(f"note: {p(note)}")

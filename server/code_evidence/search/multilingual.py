@@ -57,7 +57,7 @@ class MultilingualReranker:
         self.blend = blend
         self.cosines: dict[int, float] = {}  # candidate id -> cosine, for combine
 
-    def wanted(self, head: int) -> int:
+    def wanted(self, qa: QueryAnalysis, head: int) -> int:
         return min(head, HEAD)
 
     def score(self, qa: QueryAnalysis, cands: list[Candidate], deadline: float) -> int:

@@ -41,8 +41,9 @@ class Reranker(Protocol):
         return how many were scored."""
         ...
 
-    def wanted(self, head: int) -> int:
-        """How many of a head of this size it means to score (fewer is a budget cut)."""
+    def wanted(self, qa: QueryAnalysis, head: int) -> int:
+        """How many of a head of this size it means to score (fewer is a budget cut; none:
+        the question gives it nothing to read, and it sits out)."""
         ...
 
     def combine(self, scored: list[Candidate]) -> None:
@@ -54,11 +55,11 @@ class FeatureReranker:
     name = "features"
     cut_by_deadline = False
 
-    def wanted(self, head: int) -> int:
-        return head
+    def wanted(self, qa: QueryAnalysis, head: int) -> int:
+        return head if _content_terms(qa) else 0
 
     def score(self, qa: QueryAnalysis, cands: list[Candidate], deadline: float) -> int:
-        wanted = {t for t in qa.terms if t not in STOPWORDS}
+        wanted = _content_terms(qa)
         if not wanted:
             return 0
         done = 0
@@ -82,6 +83,11 @@ class FeatureReranker:
                     c.tag("covers-query")
 
 
+def _content_terms(qa: QueryAnalysis) -> set[str]:
+    """The question's words a chunk can cover ("what else must change" has none)."""
+    return {t for t in qa.terms if t not in STOPWORDS}
+
+
 class BiEncoderReranker:
     """Cosine of the stock MiniLM embeddings of the question and each chunk, read from the
     embedding cache (no model run per chunk). Measured against the cross-encoder on the dev set
@@ -90,7 +96,7 @@ class BiEncoderReranker:
     name = "bi-encoder"
     cut_by_deadline = False
 
-    def wanted(self, head: int) -> int:
+    def wanted(self, qa: QueryAnalysis, head: int) -> int:
         return head
 
     def __init__(self, embedder: Embedder, cache: EmbeddingCache, blend: float) -> None:
@@ -143,7 +149,9 @@ def rerank(
         head = cands[:top_n]
         if not head:
             break
-        wanted = reranker.wanted(len(head))
+        wanted = reranker.wanted(qa, len(head))
+        if not wanted:
+            continue
         try:
             scored = reranker.score(qa, head, deadline if reranker.cut_by_deadline else math.inf)
         except Exception as exc:  # the stage is an enhancement: keep the order so far
@@ -267,7 +275,7 @@ class CrossEncoderReranker:
         self.max_pairs = max_pairs
         self.blend = blend
 
-    def wanted(self, head: int) -> int:
+    def wanted(self, qa: QueryAnalysis, head: int) -> int:
         return min(head, self.max_pairs)
 
     def score(self, qa: QueryAnalysis, cands: list[Candidate], deadline: float) -> int:
