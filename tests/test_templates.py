@@ -317,3 +317,106 @@ def test_best_template_finds_what_the_literal_regexes_found() -> None:
     assert templates.best_template('f"abcab{x}abcab"', ["abcabcab"]) is None
     assert _regex_best_template('f"abcab{x}abcab"', ["abcabcab"]) is None
     assert templates.best_template('f"abcab{x}abcab"', ["abcababcab"]) is not None
+
+
+@pytest.mark.parametrize(
+    ("message", "names", "files"),
+    [
+        ("AttributeError: 'Request' object has no attribute 'is_xhr'", ["Request", "is_xhr"], []),
+        ("AttributeError: 'NoneType' object has no attribute 'app'", ["app"], []),
+        ("AttributeError: type object 'Rule' has no attribute 'empty'", ["Rule", "empty"], []),
+        (
+            "ImportError: cannot import name 'url_quote' from 'werkzeug.urls' "
+            "(/venv/lib/python3.12/site-packages/werkzeug/urls.py)",
+            ["url_quote"],
+            ["werkzeug/urls.py", "werkzeug/urls/__init__.py"],
+        ),
+        (
+            "AttributeError: module 'jinja2.constants' has no attribute 'Mul'",
+            ["Mul"],
+            ["jinja2/constants.py", "jinja2/constants/__init__.py"],
+        ),
+        ("ModuleNotFoundError: No module named 'yaml'", [], ["yaml.py", "yaml/__init__.py"]),
+        ("NameError: name 'render_form' is not defined", ["render_form"], []),
+    ],
+)
+def test_a_message_the_interpreter_writes_names_the_programs_code(
+    message: str, names: list[str], files: list[str]
+) -> None:
+    # Its quoted parts are the program's names, not values formatted in; no `raise` in the
+    # workspace wrote it, so raise sites of its type are no evidence.
+    qa = analyze(message)
+    assert set(names) <= set(qa.identifiers) and "NoneType" not in qa.identifiers
+    assert set(files) <= set(qa.paths)
+    assert qa.exception_types == []
+    # A message of the program's own keeps its quoted values out and its raise sites in.
+    own = analyze("BuildError: Could not build url for endpoint 'index'")
+    assert "index" not in own.identifiers and own.exception_types == ["BuildError"]
+
+
+@pytest.mark.parametrize(
+    ("question", "paths", "header"),
+    [
+        ("the scripts in package.json", ["package.json"], False),
+        ("crash in main.cpp:40, see index.html", ["main.cpp", "index.html"], False),
+        ("Button.tsx renders twice", ["Button.tsx"], False),
+        ("where is util.hpp included", ["util.hpp"], True),
+        # Dotted modules are no files: not ``jinja2.c``, not the header ``flask.h``.
+        ("jinja2.constants and flask.helpers", [], False),
+    ],
+)
+def test_a_file_name_ends_at_its_extension(question: str, paths: list[str], header: bool) -> None:
+    qa = analyze(question)
+    assert qa.paths == paths and qa.about_declarations == header
+
+
+RUNTIME = {
+    "web/wrappers.py": """
+class Request:
+    \"\"\"An incoming WSGI request: headers, form data and the body.\"\"\"
+
+    def __init__(self, environ):
+        self.environ = environ
+
+    @property
+    def is_json(self):
+        return self.environ.get("CONTENT_TYPE") == "application/json"
+""",
+    "web/local.py": """
+class Local:
+    \"\"\"Context-local storage.\"\"\"
+
+    def __getattr__(self, name):
+        try:
+            return self._storage[name]
+        except KeyError:
+            raise AttributeError(name) from None
+""",
+    "web/urls.py": """
+def url_parse(url):
+    return url.split("/")
+
+
+def iri_to_uri(iri):
+    return iri.encode("idna")
+""",
+    "web/util.py": """
+def url_quote(text):
+    return text.replace(" ", "%20")
+""",
+}
+
+
+def test_an_interpreter_message_finds_the_type_and_the_module_it_names(tmp_path: Path) -> None:
+    # Before: `Local.__getattr__` came first ("raises" AttributeError), the Request class not
+    # at all by name; the module a failed import names came after where the name lives.
+    ws = _workspace(tmp_path, RUNTIME)
+    with Engine(ws, tmp_path / "idx") as eng:
+        res = eng.find(FindRequest("AttributeError: 'Request' object has no attribute 'is_xhr'"))
+        assert res.results[0].symbol == "Request"
+        assert all("raises" not in r.reasons for r in res.results)
+        message = "ImportError: cannot import name 'url_parse' from 'web.util' (/x/web/util.py)"
+        imp = eng.find(FindRequest(message))
+        top = [r.path for r in imp.results[:2]]
+        assert set(top) == {"web/util.py", "web/urls.py"}  # the module named, and the name's
+        assert "path-match" in imp.results[top.index("web/util.py")].reasons

@@ -15,7 +15,15 @@ from dataclasses import dataclass, field
 from ..index import cjk
 from ..index.terms import code_terms, split_identifier
 from . import crosslingual
-from .stacktraces import Frame, error_messages, message_fragments, parse_frames, typed_text
+from .stacktraces import (
+    Frame,
+    error_messages,
+    message_fragments,
+    module_files,
+    parse_frames,
+    runtime_names,
+    typed_text,
+)
 from .templates import message_body
 
 _STOPWORD_TEXT = """
@@ -34,7 +42,10 @@ STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _QUOTED_RE = re.compile(r"`([^`\n]{2,200})`|\"([^\"\n]{2,200})\"|'([^'\n]{3,200})'")
 _PATH_RE = re.compile(
     r"(?<![\w/.])((?:[\w.\-]+/)+[\w.\-]+|[\w\-]+\.(?:py|pyi|js|jsx|mjs|cjs|ts|tsx|go|rs|java|"
-    r"c|h|cc|cpp|hpp|hh|cxx|rb|php|cs|kt|kts|scala|swift|md|rst|toml|yaml|yml|json|cfg|ini|txt|html|css|sh))(?::(\d+))?"
+    r"c|h|cc|cpp|hpp|hh|cxx|rb|php|cs|kt|kts|scala|swift|md|rst|toml|yaml|yml|json|cfg|ini|txt|html|css|sh)"
+    # The extension ends the name: ``package.json`` is not ``package.js``, and a dotted module
+    # (``jinja2.constants``, ``flask.helpers``) is not a C file or a header.
+    r"(?![\w\-]))(?::(\d+))?"
 )
 _ERROR_CODE_RE = re.compile(
     r"\b([A-Z]{1,5}[0-9]{3,5}|ERR_[A-Z0-9_]+|E(?:NO|ACCES|EXIST|PERM|CONN|TIMEDOUT|PIPE|AGAIN"
@@ -240,12 +251,21 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
     bodies = [message_body(m) for m in messages]
     if not bodies and not frames and "\n" not in raw.strip() and 12 <= len(raw.strip()) <= 300:
         bodies = [raw.strip()]
+    # The types a ``raise`` in the workspace may have produced; the interpreter wrote the
+    # messages it recognises itself, so their raise sites are not where those come from.
     raised = [
         t
-        for t in dict.fromkeys(_exception_type_names(m)[-1] for m in messages if ":" in m)
+        for t in dict.fromkeys(
+            _exception_type_names(m)[-1] for m in messages if ":" in m and runtime_names(m) is None
+        )
         if t[:1].isupper() and t not in _GENERIC_ERRORS
     ]
     identifiers = [i for i in identifiers if i not in exception_types]
+    # An interpreter-written message quotes the program's names, not values: the type that
+    # lacks the attribute, the attribute, the module (and so its file).
+    for rt in filter(None, map(runtime_names, messages)):
+        identifiers = [i for i in identifiers if i not in rt.builtin] + list(rt.names)
+        paths.extend(f for module in rt.modules for f in module_files(module))
     for q in quoted:
         if re.fullmatch(r"[A-Za-z_][\w.]*", q):
             identifiers.append(q)

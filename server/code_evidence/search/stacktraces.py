@@ -114,6 +114,69 @@ def message_fragments(message: str) -> list[str]:
     return out
 
 
+# Messages the Python interpreter writes itself, for any program: the names they quote are the
+# program's (a type, an attribute, a module), not values formatted in, and no ``raise`` in the
+# workspace produced them.
+_NAME = r"[A-Za-z_]\w*"
+_DOTTED = r"[A-Za-z_][\w.]*"
+_PY_RUNTIME = tuple(
+    re.compile(p)
+    for p in (
+        rf"^'(?P<type>{_DOTTED})' object has no attribute '(?P<name>{_NAME})'",
+        rf"^type object '(?P<type>{_DOTTED})' has no attribute '(?P<name>{_NAME})'",
+        rf"^module '(?P<module>{_DOTTED})' has no attribute '(?P<name>{_NAME})'",
+        rf"^cannot import name '(?P<name>{_NAME})' from '(?P<module>{_DOTTED})'",
+        rf"^No module named '(?P<module>{_DOTTED})'",
+        rf"^name '(?P<name>{_NAME})' is not defined",
+    )
+)
+# The interpreter's own types name no code of the workspace.
+_BUILTIN_TYPES = frozenset(
+    {
+        "NoneType", "object", "type", "str", "bytes", "bytearray", "int", "float", "complex",
+        "bool", "list", "tuple", "dict", "set", "frozenset", "function", "method", "module",
+        "builtin_function_or_method", "generator", "coroutine",
+    }
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeNames:
+    """What an interpreter-written message names: identifiers and dotted module names."""
+
+    names: tuple[str, ...]
+    modules: tuple[str, ...]
+    builtin: tuple[str, ...] = ()  # the interpreter's own types it quotes ('NoneType')
+
+
+def runtime_names(message: str) -> RuntimeNames | None:
+    """``AttributeError: 'Request' object has no attribute 'is_xhr'`` -> names ``Request``,
+    ``is_xhr``; ``cannot import name 'url_quote' from 'werkzeug.urls'`` -> ``url_quote`` and
+    the module ``werkzeug.urls``. None when the message is not one the interpreter writes."""
+    _, sep, body = message.partition(": ")
+    if not sep:
+        return None
+    for pattern in _PY_RUNTIME:
+        m = pattern.match(body.strip())
+        if m is None:
+            continue
+        got = m.groupdict()
+        quoted = [n for n in (got.get("type"), got.get("name")) if n]
+        return RuntimeNames(
+            names=tuple(n for n in quoted if n not in _BUILTIN_TYPES),
+            modules=tuple(n for n in [got.get("module")] if n),
+            builtin=tuple(n for n in quoted if n in _BUILTIN_TYPES),
+        )
+    return None
+
+
+def module_files(module: str) -> list[str]:
+    """Where a dotted module lives: ``werkzeug.urls`` -> ``werkzeug/urls.py`` or
+    ``werkzeug/urls/__init__.py`` (a path suffix; ``src/`` layouts match too)."""
+    base = module.replace(".", "/")
+    return [f"{base}.py", f"{base}/__init__.py"]
+
+
 def map_to_workspace(frame: Frame, paths: list[str]) -> str | None:
     """The workspace file a printed frame path means: exact, or the longest path suffix match
     (absolute paths from another machine, ``./src/x.js``, Java's bare file names)."""
