@@ -359,7 +359,7 @@ def test_the_checks_catch_drift(helps: dict[str, str], tmp_path: Path) -> None:
 
     assert answer_problems(cli_doc.replace("`frames`: a pasted", "`stack`: a pasted"))
     assert answer_problems(
-        cli_doc.replace("`structural_rank`, `cochange_rank`, `frames_rank`)", "")
+        cli_doc.replace("`structural_rank`, `cochange_rank`, `frames_rank`,", "")
     )
 
     config_doc = CONFIG_DOC.read_text()

@@ -15,6 +15,7 @@ from code_evidence.search import templates
 from code_evidence.search.candidate import Candidate
 from code_evidence.search.pipeline import evidence
 from code_evidence.search.query import analyze
+from code_evidence.search.recall import named_files
 from code_evidence.search.stacktraces import typed_text
 from code_evidence.search.verdict import judge
 
@@ -404,6 +405,11 @@ def iri_to_uri(iri):
 def url_quote(text):
     return text.replace(" ", "%20")
 """,
+    "web/__init__.py": """
+from .local import Local
+from .urls import iri_to_uri
+from .wrappers import Request
+""",
 }
 
 
@@ -420,3 +426,24 @@ def test_an_interpreter_message_finds_the_type_and_the_module_it_names(tmp_path:
         top = [r.path for r in imp.results[:2]]
         assert set(top) == {"web/util.py", "web/urls.py"}  # the module named, and the name's
         assert "path-match" in imp.results[top.index("web/util.py")].reasons
+        # A module whose text shares no word with the message is still found by its name.
+        pkg = eng.find(FindRequest("AttributeError: module 'web' has no attribute 'version'"))
+        assert pkg.results[0].path == "web/__init__.py"
+        assert "recall.named" in pkg.trace
+
+
+def test_the_files_a_question_names_are_found_by_path_or_tail() -> None:
+    paths = ["src/web/urls.py", "src/web/__init__.py", "a/utils.py", "b/utils.py", "c/utils.py"]
+    assert named_files(["web/urls.py", "web/__init__.py"], paths) == paths[:2]
+    assert named_files(["src/web/urls.py", "urls.py", "eb/urls.py"], paths) == paths[:1]
+    assert named_files(["utils.py"], paths) == paths[2:]
+    assert named_files(["utils.py"], [*paths, "d/utils.py"]) == []  # names none of the four
+    # The headline's files, not those a change description's bullets or a trace's frames name.
+    described = analyze("test(debug): cover debug.go\n\n* fix logger.go\n* CHANGES.rst")
+    assert described.named_paths == ["debug.go"] and "logger.go" in described.paths
+    assert analyze(PY_TRACE).named_paths == []
+
+
+PY_TRACE = """Traceback (most recent call last):
+  File "src/web/urls.py", line 3, in url_parse
+KeyError: 'scheme'"""

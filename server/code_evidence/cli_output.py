@@ -97,6 +97,7 @@ REASON_TAGS = {
     "structural": "near the open file",
     "cochange": "changed together with the open file in git history",
     "frames": "in the pasted stack trace",
+    "named": "in a file the question names",
     "exact-identifier": "defines a name in the query",
     "mentions-identifier": "uses a name in the query",
     "path-match": "its path matches",

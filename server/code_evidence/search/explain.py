@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 
 from ..api import Evidence, FindResult
 
-CHANNELS = ("bm25", "vector", "structural", "cochange", "frames")
+CHANNELS = ("bm25", "vector", "structural", "cochange", "frames", "named")
 FEATURE_TAGS = {
     "exact-identifier",
     "mentions-identifier",

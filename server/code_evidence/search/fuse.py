@@ -13,13 +13,15 @@ from .recall import Ranking
 
 
 def channel_weights(cfg: RankingConfig) -> dict[str, float]:
-    """Votes per channel (the frames channel is not weighted: a frame is a fact, not a guess)."""
+    """Votes per channel (frames and the files a question names are not weighted: a frame, a
+    file named, is a fact, not a guess)."""
     return {
         "bm25": cfg.bm25_weight,
         "vector": cfg.vector_weight,
         "structural": cfg.structural_weight,
         "cochange": cfg.cochange_weight,
         "frames": 1.0,
+        "named": 1.0,
     }
 
 

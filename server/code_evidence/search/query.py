@@ -71,6 +71,7 @@ class QueryAnalysis:
     intent: str
     identifiers: list[str] = field(default_factory=list)  # verbatim names: snake, camel, dotted
     paths: list[str] = field(default_factory=list)
+    named_paths: list[str] = field(default_factory=list)  # the files it is about (recalled)
     path_lines: dict[str, int] = field(default_factory=dict)  # "app.py:42" -> {"app.py": 42}
     quoted: list[str] = field(default_factory=list)
     error_codes: list[str] = field(default_factory=list)
@@ -219,18 +220,29 @@ def _headline(raw: str) -> str:
     return next((line for line in raw.splitlines() if line.strip()), "")
 
 
-def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
-    typed = typed_text(raw)  # must-match text comes only from what the user typed
-    quoted = [next(g for g in m.groups() if g) for m in _QUOTED_RE.finditer(typed)]
+def _paths(text: str) -> tuple[list[str], dict[str, int]]:
+    """The file paths in ``text`` (with a slash, or a name with a known extension) and the
+    line each names (``app.py:42``)."""
     paths: list[str] = []
     path_lines: dict[str, int] = {}
-    for m in _PATH_RE.finditer(raw):
+    for m in _PATH_RE.finditer(text):
         p = m.group(1).strip(".")
         if "/" not in p and "." not in p:
             continue
         paths.append(p)
         if m.group(2):
             path_lines[p] = int(m.group(2))
+    return paths, path_lines
+
+
+def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
+    typed = typed_text(raw)  # must-match text comes only from what the user typed
+    quoted = [next(g for g in m.groups() if g) for m in _QUOTED_RE.finditer(typed)]
+    paths, path_lines = _paths(raw)
+    # The files the question is about: named in its headline (a change description's bullets
+    # name the tests and the changelog it also touched), or the module an interpreter-written
+    # message names (below).
+    named_paths = _paths(_headline(raw))[0]
     all_codes = list(dict.fromkeys(m.group(1) for m in _ERROR_CODE_RE.finditer(raw)))
     error_codes = list(dict.fromkeys(m.group(1) for m in _ERROR_CODE_RE.finditer(typed)))
     identifiers = []
@@ -265,7 +277,9 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
     # lacks the attribute, the attribute, the module (and so its file).
     for rt in filter(None, map(runtime_names, messages)):
         identifiers = [i for i in identifiers if i not in rt.builtin] + list(rt.names)
-        paths.extend(f for module in rt.modules for f in module_files(module))
+        files = [f for module in rt.modules for f in module_files(module)]
+        paths.extend(files)
+        named_paths.extend(files)
     for q in quoted:
         if re.fullmatch(r"[A-Za-z_][\w.]*", q):
             identifiers.append(q)
@@ -314,6 +328,7 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
         intent=resolved_intent,
         identifiers=identifiers,
         paths=list(dict.fromkeys(paths)),
+        named_paths=list(dict.fromkeys(named_paths)),
         path_lines=path_lines,
         quoted=quoted,
         error_codes=error_codes,

@@ -94,6 +94,17 @@ def recall(
         t0 = time.perf_counter()
         res.channels["frames"] = _stack_frames(qa, store, res.relations)
         res.ms["frames"] = (time.perf_counter() - t0) * 1000
+    if cfg.stages.structural and qa.named_paths:
+        t0 = time.perf_counter()
+        files = named_files(qa.named_paths, store.paths())
+        named = [cid for path in files for cid in store.chunk_ids_of(path)]
+        if named:
+            ordered = _order_structural(
+                named, store, cache, query_vec[0] if query_vec else None, res
+            )
+            cap = cfg.ranking.structural_k
+            res.channels["named"] = ordered[:cap] if cap > 0 else ordered
+        res.ms["named"] = (time.perf_counter() - t0) * 1000
     if cfg.stages.structural and editor.open_file:
         t0 = time.perf_counter()
         structural = _structural(editor, store, res.relations)
@@ -120,6 +131,22 @@ def recall(
             res.channels["cochange"] = ordered[:cap] if cap > 0 else ordered
         res.ms["cochange"] = (time.perf_counter() - t0) * 1000
     return res
+
+
+# A bare file name that many folders hold (``__init__.py``, ``utils.py``) names none of them.
+MAX_NAMED_FILES = 3
+
+
+def named_files(named: list[str], paths: list[str]) -> list[str]:
+    """The workspace files the question names (a path, its tail, or a module's file): their
+    chunks are candidates even when no word of theirs matches (``module 'werkzeug' has no
+    attribute '__version__'`` names ``werkzeug/__init__.py``, whose text is imports)."""
+    out: list[str] = []
+    for p in named:
+        hits = [w for w in paths if w == p or w.endswith("/" + p)]
+        if 0 < len(hits) <= MAX_NAMED_FILES:
+            out.extend(h for h in hits if h not in out)
+    return out
 
 
 def _stack_frames(qa: QueryAnalysis, store: Store, relations: dict[int, set[str]]) -> Ranking:
