@@ -63,6 +63,19 @@ def test_identifiers_split_into_parts_and_stay_whole() -> None:
     assert path_terms("src/flask/json/provider.py") == ["src", "flask", "json", "provider", "py"]
 
 
+@pytest.mark.parametrize(
+    ("question", "names"),
+    [
+        ("store data per request, e.g. a db connection", []),
+        ("i.e. the user.name field, a.k.a. Console.print", ["user.name", "Console.print"]),
+        ("why does rich.progress flicker", ["rich.progress"]),
+    ],
+)
+def test_prose_abbreviations_are_not_names(question: str, names: list[str]) -> None:
+    # "e.g" read as a dotted name made flask's `g` a definition of what the question names.
+    assert analyze(question).identifiers == names
+
+
 # --------------------------------------------------------------------------- fusion
 
 

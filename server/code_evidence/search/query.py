@@ -136,8 +136,11 @@ class QueryAnalysis:
 
 def _looks_like_identifier(word: str) -> bool:
     """Code-shaped: snake_case, camelCase, PascalCase with inner capitals, dotted, a leading
-    underscore, or a call."""
+    underscore, or a call. Not prose's dotted abbreviations (``e.g.``, ``i.e.``, ``a.k.a.``):
+    read as a name, ``e.g`` made flask's ``g`` a definition of the question's name."""
     core = word.removesuffix("()")
+    if "." in core and all(len(part) <= 1 for part in core.split(".")):
+        return False
     if word.endswith("()") or "." in core:
         return True
     if "_" in core.strip("_"):
