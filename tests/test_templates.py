@@ -10,7 +10,7 @@ import pytest
 
 from code_evidence.api import Chunk, FindRequest
 from code_evidence.engine import Engine
-from code_evidence.index.store import StoredChunk
+from code_evidence.index.store import Store, StoredChunk
 from code_evidence.search import templates
 from code_evidence.search.candidate import Candidate
 from code_evidence.search.pipeline import evidence
@@ -432,12 +432,25 @@ def test_an_interpreter_message_finds_the_type_and_the_module_it_names(tmp_path:
         assert "recall.named" in pkg.trace
 
 
-def test_the_files_a_question_names_are_found_by_path_or_tail() -> None:
+def test_the_files_a_question_names_are_found_by_path_or_tail(tmp_path: Path) -> None:
     paths = ["src/web/urls.py", "src/web/__init__.py", "a/utils.py", "b/utils.py", "c/utils.py"]
-    assert named_files(["web/urls.py", "web/__init__.py"], paths) == paths[:2]
-    assert named_files(["src/web/urls.py", "urls.py", "eb/urls.py"], paths) == paths[:1]
-    assert named_files(["utils.py"], paths) == paths[2:]
-    assert named_files(["utils.py"], [*paths, "d/utils.py"]) == []  # names none of the four
+    store = Store(tmp_path / "store.sqlite")
+
+    def add(path: str) -> None:
+        store.db.execute(
+            "INSERT INTO files(path, size, mtime_ns, content_hash) VALUES(?, 1, 0, 'h')", (path,)
+        )
+
+    for path in [*paths, "src/Web/URLs.py"]:
+        add(path)
+    found = named_files(["web/urls.py", "web/__init__.py"], store.paths_ending)
+    assert found == paths[:2]  # not src/Web/URLs.py: case matters
+    assert named_files(["src/web/urls.py", "urls.py", "eb/urls.py"], store.paths_ending) == [
+        paths[0]
+    ]
+    assert named_files(["utils.py"], store.paths_ending) == paths[2:]
+    add("d/utils.py")
+    assert named_files(["utils.py"], store.paths_ending) == []  # names none of the four
     # The headline's files, not those a change description's bullets or a trace's frames name.
     described = analyze("test(debug): cover debug.go\n\n* fix logger.go\n* CHANGES.rst")
     assert described.named_paths == ["debug.go"] and "logger.go" in described.paths

@@ -277,6 +277,16 @@ class Store:
     def paths(self) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT path FROM files")]
 
+    def paths_ending(self, name: str, limit: int) -> list[str]:
+        """Up to ``limit`` indexed files that are ``name`` or end with ``/name`` (case
+        matters): read in SQLite, not by listing every path for one question."""
+        tail = "/" + name
+        rows = self.db.execute(
+            "SELECT path FROM files WHERE path = ? OR substr(path, -?) = ? LIMIT ?",
+            (name, len(tail), tail, limit),
+        )
+        return [r[0] for r in rows]
+
     def chunks_of(self, path: str) -> list[StoredChunk]:
         rows = self.db.execute(
             f"SELECT {_CHUNK_COLS} FROM chunks WHERE path=? ORDER BY start", (path,)

@@ -96,7 +96,7 @@ def recall(
         res.ms["frames"] = (time.perf_counter() - t0) * 1000
     if cfg.stages.structural and qa.named_paths:
         t0 = time.perf_counter()
-        files = named_files(qa.named_paths, store.paths())
+        files = named_files(qa.named_paths, store.paths_ending)
         named = [cid for path in files for cid in store.chunk_ids_of(path)]
         if named:
             ordered = _order_structural(
@@ -137,13 +137,14 @@ def recall(
 MAX_NAMED_FILES = 3
 
 
-def named_files(named: list[str], paths: list[str]) -> list[str]:
+def named_files(named: list[str], lookup: Callable[[str, int], list[str]]) -> list[str]:
     """The workspace files the question names (a path, its tail, or a module's file): their
     chunks are candidates even when no word of theirs matches (``module 'werkzeug' has no
-    attribute '__version__'`` names ``werkzeug/__init__.py``, whose text is imports)."""
+    attribute '__version__'`` names ``werkzeug/__init__.py``, whose text is imports).
+    ``lookup(name, limit)``: up to ``limit`` files that are ``name`` or end with ``/name``."""
     out: list[str] = []
     for p in named:
-        hits = [w for w in paths if w == p or w.endswith("/" + p)]
+        hits = lookup(p, MAX_NAMED_FILES + 1)
         if 0 < len(hits) <= MAX_NAMED_FILES:
             out.extend(h for h in hits if h not in out)
     return out
