@@ -432,6 +432,16 @@ def test_an_interpreter_message_finds_the_type_and_the_module_it_names(tmp_path:
         assert "recall.named" in pkg.trace
 
 
+def test_a_line_the_question_points_at_comes_first(tmp_path: Path) -> None:
+    # The words fit `iri_to_uri` ("uri"); the user points at url_parse's line. Before, the
+    # parsed line was never read.
+    ws = _workspace(tmp_path, RUNTIME)
+    with Engine(ws, tmp_path / "idx") as eng:
+        res = eng.find(FindRequest("web/urls.py:3 returns the wrong uri"))
+    assert res.results[0].symbol == "url_parse"
+    assert {"named", "path-match"} <= set(res.results[0].reasons)
+
+
 def test_the_files_a_question_names_are_found_by_path_or_tail(tmp_path: Path) -> None:
     paths = ["src/web/urls.py", "src/web/__init__.py", "a/utils.py", "b/utils.py", "c/utils.py"]
     store = Store(tmp_path / "store.sqlite")

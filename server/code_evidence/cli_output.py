@@ -105,6 +105,7 @@ REASON_TAGS = {
     "must-match": "holds the quoted text",
     "innermost-frame": "the trace's innermost frame",
     "stack-frame": "a frame of the trace",
+    "named-line": "at the line the question names (file:line)",
     "error-message": "holds the error message",
     "message-template": "holds the string that produced the message",
     "raises": "raises the error's type",

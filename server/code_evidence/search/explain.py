@@ -25,6 +25,7 @@ FEATURE_TAGS = {
     "callee",
     "innermost-frame",
     "stack-frame",
+    "named-line",
     "error-message",
     "co-change",
     "often-changed",

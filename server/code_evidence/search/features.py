@@ -246,6 +246,9 @@ def apply_features(
         elif "stack-frame" in rel:
             boost += W_FRAME
             c.tag("stack-frame")
+        elif "named-line" in rel:  # "tree.go:120 returns …": the user points there, as the
+            boost += W_INNERMOST_FRAME  # innermost frame of a trace does
+            c.tag("named-line")
         # A test that holds the pasted message expects it (``pytest.raises(match=...)``, an
         # assertion on ``str(e)``): where the message comes from is the code under test. The
         # tags still say what the test holds; the votes go to the code that produces it.

@@ -102,6 +102,9 @@ def recall(
             ordered = _order_structural(
                 named, store, cache, query_vec[0] if query_vec else None, res
             )
+            # ``tree.go:120``: the chunk at a line the question points at comes first.
+            pointed = _named_lines(qa, store, res.relations)
+            ordered = [(cid, 1.0) for cid in pointed] + [x for x in ordered if x[0] not in pointed]
             cap = cfg.ranking.structural_k
             res.channels["named"] = ordered[:cap] if cap > 0 else ordered
         res.ms["named"] = (time.perf_counter() - t0) * 1000
@@ -147,6 +150,21 @@ def named_files(named: list[str], lookup: Callable[[str, int], list[str]]) -> li
         hits = lookup(p, MAX_NAMED_FILES + 1)
         if 0 < len(hits) <= MAX_NAMED_FILES:
             out.extend(h for h in hits if h not in out)
+    return out
+
+
+def _named_lines(qa: QueryAnalysis, store: Store, relations: dict[int, set[str]]) -> list[int]:
+    """The chunks at the lines the question's named files are given with (``app.py:42``),
+    tagged ``named-line``: the user points there as a trace's innermost frame does."""
+    out: list[int] = []
+    for path, line in qa.path_lines.items():
+        if path not in qa.named_paths:
+            continue
+        for file in named_files([path], store.paths_ending):
+            sc = store.chunk_at(file, line)
+            if sc is not None and sc.id not in out:
+                out.append(sc.id)
+                relations.setdefault(sc.id, set()).add("named-line")
     return out
 
 
