@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from code_evidence.api import Chunk, FindRequest
+from code_evidence.api import Chunk, FindRequest, FindResult
 from code_evidence.engine import Engine
 from code_evidence.index.store import Store, StoredChunk
 from code_evidence.search import templates
@@ -175,10 +175,14 @@ def _workspace(tmp_path: Path, files: dict[str, str]) -> Path:
     return ws
 
 
+def _answer(tmp_path: Path, files: dict[str, str], question: str) -> FindResult:
+    """One question asked of a fresh workspace holding ``files``."""
+    with Engine(_workspace(tmp_path, files), tmp_path / "idx") as eng:
+        return eng.find(FindRequest(question))
+
+
 def test_a_pasted_message_finds_the_raise_before_the_class(tmp_path: Path) -> None:
-    ws = _workspace(tmp_path, SOURCE)
-    with Engine(ws, tmp_path / "idx") as eng:
-        res = eng.find(FindRequest("net.errors.InvalidURL: Invalid port: '80a' is not a number"))
+    res = _answer(tmp_path, SOURCE, "net.errors.InvalidURL: Invalid port: '80a' is not a number")
     assert res.results[0].symbol == "parse_port"
     assert {"message-template", "raises"} <= set(res.results[0].reasons)
     assert not res.insufficient
@@ -435,9 +439,7 @@ def test_an_interpreter_message_finds_the_type_and_the_module_it_names(tmp_path:
 def test_a_line_the_question_points_at_comes_first(tmp_path: Path) -> None:
     # The words fit `iri_to_uri` ("uri"); the user points at url_parse's line. Before, the
     # parsed line was never read.
-    ws = _workspace(tmp_path, RUNTIME)
-    with Engine(ws, tmp_path / "idx") as eng:
-        res = eng.find(FindRequest("web/urls.py:3 returns the wrong uri"))
+    res = _answer(tmp_path, RUNTIME, "web/urls.py:3 returns the wrong uri")
     assert res.results[0].symbol == "url_parse"
     assert {"named", "path-match"} <= set(res.results[0].reasons)
 
