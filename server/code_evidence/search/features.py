@@ -18,7 +18,7 @@ from . import templates
 from .candidate import Candidate
 from .declarations import DECLARATION_KIND
 from .query import QueryAnalysis
-from .recall import EditorState
+from .recall import EditorState, names_file
 
 # Votes, in first-place RRF votes.
 W_MENTIONS = 0.3
@@ -203,7 +203,7 @@ def apply_features(
         # Build outputs and generated copies: below the source of the same code, never
         # dropped (``include_generated`` drops only what declares itself generated), and not
         # demoted when the question names the file by its path.
-        named = any(ch.path == p or ch.path.endswith("/" + p) for p in qa.paths)
+        named = any(names_file(p, ch.path) for p in qa.paths)
         if ch.path in built and ch.path != editor.open_file and not named:
             if built[ch.path] != BUILD_VARIANT:
                 c.factor *= rc.generated_factor

@@ -268,17 +268,18 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
         bodies = [raw.strip()]
     # The types a ``raise`` in the workspace may have produced; the interpreter wrote the
     # messages it recognises itself, so their raise sites are not where those come from.
+    runtime = {m: runtime_names(m) for m in messages}
     raised = [
         t
         for t in dict.fromkeys(
-            _exception_type_names(m)[-1] for m in messages if ":" in m and runtime_names(m) is None
+            _exception_type_names(m)[-1] for m in messages if ":" in m and runtime[m] is None
         )
         if t[:1].isupper() and t not in _GENERIC_ERRORS
     ]
     identifiers = [i for i in identifiers if i not in exception_types]
     # An interpreter-written message quotes the program's names, not values: the type that
     # lacks the attribute, the attribute, the module (and so its file).
-    for rt in filter(None, map(runtime_names, messages)):
+    for rt in filter(None, runtime.values()):
         identifiers = [i for i in identifiers if i not in rt.builtin] + list(rt.names)
         files = [f for module in rt.modules for f in module_files(module)]
         paths.extend(files)

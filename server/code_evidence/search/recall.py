@@ -103,7 +103,7 @@ def recall(
                 named, store, cache, query_vec[0] if query_vec else None, res
             )
             # ``tree.go:120``: the chunk at a line the question points at comes first.
-            pointed = _named_lines(qa, store, res.relations)
+            pointed = _named_lines(qa, files, store, res.relations)
             ordered = [(cid, 1.0) for cid in pointed] + [x for x in ordered if x[0] not in pointed]
             cap = cfg.ranking.structural_k
             res.channels["named"] = ordered[:cap] if cap > 0 else ordered
@@ -136,6 +136,12 @@ def recall(
     return res
 
 
+def names_file(name: str, path: str) -> bool:
+    """A path the question gives (``web/urls.py``, ``urls.py``) names ``path`` when it is the
+    whole path or its tail (``Store.paths_ending`` asks the same of the index)."""
+    return path == name or path.endswith("/" + name)
+
+
 # A bare file name that many folders hold (``__init__.py``, ``utils.py``) names none of them.
 MAX_NAMED_FILES = 3
 
@@ -153,14 +159,17 @@ def named_files(named: list[str], lookup: Callable[[str, int], list[str]]) -> li
     return out
 
 
-def _named_lines(qa: QueryAnalysis, store: Store, relations: dict[int, set[str]]) -> list[int]:
+def _named_lines(
+    qa: QueryAnalysis, files: list[str], store: Store, relations: dict[int, set[str]]
+) -> list[int]:
     """The chunks at the lines the question's named files are given with (``app.py:42``),
-    tagged ``named-line``: the user points there as a trace's innermost frame does."""
+    tagged ``named-line``: the user points there as a trace's innermost frame does. ``files``:
+    what ``named_files`` found for the headline (not looked up again)."""
     out: list[int] = []
     for path, line in qa.path_lines.items():
         if path not in qa.named_paths:
             continue
-        for file in named_files([path], store.paths_ending):
+        for file in (f for f in files if names_file(path, f)):
             sc = store.chunk_at(file, line)
             if sc is not None and sc.id not in out:
                 out.append(sc.id)
