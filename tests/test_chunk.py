@@ -223,6 +223,143 @@ def test_javascript() -> None:
     assert chunks[-1].calls == ("legacy",)
 
 
+CJS = _src(
+    """
+    'use strict'
+    var proto = module.exports = {}
+
+    function Reply (res) {
+      this.res = res
+    }
+
+    /**
+     * Send a response.
+     */
+
+    Reply.prototype.send = function (payload) {
+      return this.res.end(payload)
+    }
+
+    res.set =
+    res.header = function header (field, val) {
+      return this.setHeader(field, val)
+    }
+
+    exports.compileTrust = function (val) {
+      return val
+    }
+
+    module.exports.etag = async function () {}
+
+    module.exports = function createApplication () {
+      return new Reply()
+    }
+
+    module.exports.Layer = class {
+      handle () {
+        return 1
+      }
+    }
+
+    handlers[0].run = function () {}
+    this.done = () => true
+    total = 2
+    """
+)
+
+
+def test_javascript_assigned_definitions() -> None:
+    """CommonJS and pre-class code define functions by assigning them to properties; each is a
+    chunk under the name it is called by, and a ``/** */`` block across a blank line is its."""
+    chunks = chunk_file("lib/reply.js", CJS, _cfg())
+    assert _shape(chunks) == [
+        (1, 2, "module", ""),
+        (4, 6, "function", "Reply"),
+        (8, 14, "method", "Reply.send"),
+        (16, 19, "method", "res.set"),
+        (21, 23, "function", "compileTrust"),
+        (25, 25, "function", "etag"),
+        (27, 29, "function", "createApplication"),
+        (31, 31, "class", "Layer"),
+        (32, 34, "method", "Layer.handle"),
+        (37, 39, "module", ""),
+    ]
+    _check_text(chunks, CJS)
+    assert _by_symbol(chunks, "Reply.send").calls == ("end",)
+    # TypeScript reads the same statements the same way.
+    ts_chunks = chunk_file("lib/reply.ts", CJS, _cfg())
+    assert [c.symbol for c in ts_chunks] == [c.symbol for c in chunks]
+
+
+OBJECTS = _src(
+    """
+    const proto = module.exports = {
+      inspect () {
+        return this
+      },
+
+      throw (...args) {
+        throw createError(...args)
+      },
+
+      get body () {
+        return this._body
+      },
+
+      status: 200,
+    }
+
+    const helpers = {
+      parse: function (s) {
+        return s.trim()
+      },
+      format (s) {
+        return s
+      },
+    }
+
+    const rootHandler = {
+      func: handle,
+      toJSON () { return 'handle()' },
+    }
+
+    const config = { port: 1, host: 'x' }
+
+    /************************************/
+    /********** FLOW CONTROL ************/
+    /************************************/
+
+    function next () {}
+    """
+)
+
+
+def test_javascript_objects_of_methods() -> None:
+    """An object literal of methods is a container like a class: koa's ``module.exports = {
+    throw () {…} }`` in ``lib/context.js`` holds ``context.throw`` (the module's own name), a
+    ``const helpers = {…}`` holds ``helpers.parse``; an object with one method is one chunk,
+    an object of data stays module code, and a banner of stars does not cling to the function
+    below it."""
+    chunks = chunk_file("lib/context.js", OBJECTS, _cfg())
+    assert _shape(chunks) == [
+        (1, 1, "object", "context"),
+        (2, 4, "method", "context.inspect"),
+        (6, 8, "method", "context.throw"),
+        (10, 12, "method", "context.body"),
+        (14, 14, "object", "context"),
+        (17, 17, "object", "helpers"),
+        (18, 20, "method", "helpers.parse"),
+        (21, 23, "method", "helpers.format"),
+        (26, 29, "object", "rootHandler"),
+        (31, 35, "module", ""),
+        (37, 37, "function", "next"),
+    ]
+    _check_text(chunks, OBJECTS)
+    assert _by_symbol(chunks, "context.throw").calls == ("createError",)
+    # An index file's module is its folder.
+    assert chunk_file("lib/context/index.js", OBJECTS, _cfg())[0].symbol == "context"
+
+
 TS = _src(
     """
     import type { Config } from "./config";

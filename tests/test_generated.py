@@ -73,6 +73,44 @@ def test_build_folders_named_by_manifests_count_when_sources_live_elsewhere() ->
     assert "src/index.ts" not in reasons and "src/parse.ts" not in reasons
 
 
+def test_typescript_sources_a_manifest_publishes_are_not_its_output() -> None:
+    """rxjs publishes ``src`` beside four builds (``files``), so each ``Subject.ts`` has a
+    namesake ``Subject.js`` in another published folder: the sources were read as one more
+    build and ranked level with the copies. TypeScript other than declarations is never what a
+    build writes."""
+    files = {
+        "src/internal/Subject.ts": BODY,
+        "src/internal/Observable.ts": BODY,
+        "dist/esm/internal/Subject.js": "export class Subject {}",
+        "dist/esm/internal/Observable.js": "export class Observable {}",
+        "dist/types/internal/Subject.d.ts": "export declare class Subject {}",
+    }
+    manifest = {
+        "package.json": json.dumps(
+            {"main": "./dist/esm/index.js", "files": ["dist/esm", "dist/types", "src"]}
+        )
+    }
+    reasons = found(files, manifest).reasons
+    assert "src/internal/Subject.ts" not in reasons
+    assert "src/internal/Observable.ts" not in reasons
+    assert reasons["dist/esm/internal/Subject.js"] == BUILD_OUTPUT
+    assert reasons["dist/types/internal/Subject.d.ts"] == BUILD_OUTPUT
+    # Published JavaScript beside sources elsewhere is still the output.
+    files["esm/Subject.mjs"] = "export class Subject {}"
+    manifest = {"package.json": json.dumps({"module": "./esm/Subject.mjs", "files": ["src"]})}
+    reasons = found(files, manifest).reasons
+    assert reasons["esm/Subject.mjs"] == MANIFEST_OUTPUT
+    assert "src/internal/Subject.ts" not in reasons
+    # TypeScript a script writes (zod's Deno mirror of src/) is output all the same.
+    files["deno/lib/internal/Subject.ts"] = BODY
+    files["deno/lib/internal/Observable.ts"] = BODY
+    script = {"clean": "rm -rf lib/* deno/lib/*"}
+    manifest = {"package.json": json.dumps({"files": ["src"], "scripts": script})}
+    reasons = found(files, manifest).reasons
+    assert "src/internal/Subject.ts" not in reasons
+    assert reasons["deno/lib/internal/Subject.ts"] == MANIFEST_OUTPUT
+
+
 def test_manifests_cannot_name_folders_outside_the_workspace() -> None:
     files = {"src/a.ts": BODY, "a.ts": BODY[:10]}
     manifests = {"package.json": json.dumps({"scripts": {"clean": "rm -rf ../../ / $HOME"}})}

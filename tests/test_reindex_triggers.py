@@ -3,8 +3,8 @@
 A file skipped as unreadable comes back when a ``chmod`` makes it readable (only its mode
 changes, not its size or mtime); files skipped under one configuration come back under one
 that admits them (``include_generated``); a configuration that cuts files differently
-(``window_lines``, ``max_chunk_lines``) re-chunks them. And an editor buffer is held to the
-limits a file on disk is held to.
+(``window_lines``, ``max_chunk_lines``), or a new chunker, re-chunks them. And an editor
+buffer is held to the limits a file on disk is held to.
 """
 
 from __future__ import annotations
@@ -15,8 +15,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from code_evidence.config import Config
 from code_evidence.engine import Engine
+from code_evidence.index import plan
+from code_evidence.index.chunk import CHUNKER_VERSION
 from support import ROOT
 from support.privileges import require_modes_enforced
 
@@ -120,3 +124,24 @@ def test_an_editor_buffer_over_max_file_bytes_is_not_indexed(tmp_path: Path) -> 
         eng.set_overlay("small.py", None)  # closed: the disk copy again
         eng.index()
         assert [e.symbol for e in eng.outline("small.py")] == ["small"]
+
+
+def test_a_new_chunker_version_rechunks_an_existing_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An index cut by an older chunker is cut again (its files unchanged), so a change to where
+    chunks begin and end reaches the indexes people already have."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "reply.js").write_text("Reply.prototype.send = function (p) {\n  return p\n}\n")
+    (ws / "app.py").write_text("def main():\n    return 1\n")
+    idx = tmp_path / "idx"
+    with Engine(ws, idx, config=_cfg()) as eng:
+        eng.index()
+        assert eng.status().pending == 0
+    monkeypatch.setattr(plan, "CHUNKER_VERSION", CHUNKER_VERSION + "-next")
+    with Engine(ws, idx, config=_cfg()) as eng:
+        assert eng.status().pending == 2
+        assert eng.index().files_changed == 2
+        assert [e.symbol for e in eng.outline("reply.js")] == ["Reply.send"]
+        assert eng.status().pending == 0

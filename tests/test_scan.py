@@ -518,6 +518,20 @@ def test_size_limit_binary_names_and_own_config(workspace: Path) -> None:
     assert ("big.py", "too-large") in result.skipped_examples
 
 
+def test_source_maps_are_skipped_by_name(workspace: Path) -> None:
+    """A published package's ``Ky.js.map`` ranked first for its class's error message: a map is
+    never evidence. A file merely named ``*.map`` (data, not a source map) stays."""
+    write(workspace / "distribution" / "core" / "Ky.js", "export class Ky {}\n")
+    write(workspace / "distribution" / "core" / "Ky.js.map", '{"version":3,"sources":[]}')
+    write(workspace / "styles" / "site.CSS.map", '{"version":3}')
+    write(workspace / "levels" / "castle.map", "wall wall door\n")
+
+    result = scan_workspace(workspace, IndexConfig())
+
+    assert paths(result) == ["distribution/core/Ky.js", "levels/castle.map"]
+    assert result.skipped == {"source-map": 2}
+
+
 def test_config_exclude_patterns(workspace: Path) -> None:
     write(workspace / "src" / "a.py")
     write(workspace / "src" / "a.gen.py")

@@ -95,16 +95,16 @@ def _norm_dir(base: str, rel: str) -> str | None:
     return joined
 
 
-def _package_outputs(base: str, text: str) -> set[str]:
+def _package_outputs(base: str, text: str) -> tuple[set[str], set[str]]:
     """Folders a ``package.json`` names as build output: the top folder of what ``main``,
-    ``module``, ``types`` and ``exports`` point at, and what clean scripts delete or build
-    scripts write to."""
+    ``module``, ``types`` and ``exports`` point at and what ``files`` publishes; and, apart,
+    the folders its scripts delete or write to (a build writes there, whatever the files)."""
     try:
         data = json.loads(text)
     except ValueError:
-        return set()
+        return set(), set()
     if not isinstance(data, dict):
-        return set()
+        return set(), set()
     targets: list[str] = []
     for key in ("main", "module", "types", "typings", "browser"):
         if isinstance(data.get(key), str):
@@ -135,6 +135,7 @@ def _package_outputs(base: str, text: str) -> set[str]:
                 d = _norm_dir(base, f)
                 if d:
                     out.add(d)
+    written: set[str] = set()
     scripts = data.get("scripts")
     if isinstance(scripts, dict):
         for cmd in scripts.values():
@@ -145,12 +146,12 @@ def _package_outputs(base: str, text: str) -> set[str]:
                     if not word.startswith("-"):
                         d = _norm_dir(base, word)
                         if d:
-                            out.add(d)
+                            written.add(d)
             for m in _OUT_FLAG.finditer(cmd):
                 d = _norm_dir(base, m.group(1) or m.group(2) or "")
                 if d:
-                    out.add(d)
-    return out
+                    written.add(d)
+    return out, written
 
 
 def _tsconfig_outputs(base: str, text: str) -> set[str]:
@@ -292,29 +293,45 @@ def _read_reason(p: str, reasons: dict[str, str], text_of: Callable[[str], str |
 def _path_reasons(known: list[str], manifests: Mapping[str, str]) -> dict[str, str]:
     """What paths and manifests alone decide: linguist-generated, build-output folders, and
     folders a manifest names as where the build writes."""
-    outputs: set[str] = set()
+    outputs: set[str] = set()  # named as what a package is (main, exports, files)
+    written: set[str] = set()  # what its build writes (clean and build scripts, outDir)
     linguist: set[str] = set()
     for mpath, text in manifests.items():
         base = posixpath.dirname(mpath)
         name = posixpath.basename(mpath)
         if name == "package.json":
-            outputs |= _package_outputs(base, text)
+            named, by_scripts = _package_outputs(base, text)
+            outputs |= named
+            written |= by_scripts
         elif name.startswith("tsconfig") and name.endswith(".json"):
-            outputs |= _tsconfig_outputs(base, text)
+            written |= _tsconfig_outputs(base, text)
         elif mpath == ".gitattributes":
             linguist |= _linguist(text, known)
     # A named output that holds the sources too (a plain-JS package whose "main" is in lib/)
-    # is the source: it counts only when most of its code has namesakes elsewhere.
-    outputs = {d for d in outputs if _sources_elsewhere(d, known)}
+    # is the source: it counts only when most of its code has namesakes elsewhere. What is
+    # named, not written, keeps its TypeScript sources (``_typescript_source``).
+    outputs = {d for d in outputs if _sources_elsewhere(d, known, typescript=False)}
+    written = {d for d in written if _sources_elsewhere(d, known, typescript=True)}
     reasons: dict[str, str] = {}
     for p in known:
         if p in linguist:
             reasons[p] = LINGUIST
         elif is_build_output_path(p):
             reasons[p] = BUILD_OUTPUT
-        elif _inside(p, outputs):
+        elif _inside(p, written) or (_inside(p, outputs) and not _typescript_source(p)):
             reasons[p] = MANIFEST_OUTPUT
     return reasons
+
+
+_TS_SOURCE_EXTS = frozenset({".ts", ".tsx", ".mts", ".cts"})
+
+
+def _typescript_source(path: str) -> bool:
+    """TypeScript other than declarations: what a build reads, not what a package's ``main``
+    or ``files`` name as its output. ``files`` lists what is published, sources included (rxjs
+    publishes ``src``, whose ``Subject.ts`` has a namesake ``Subject.js`` in each of its four
+    builds); a folder a script writes TypeScript into (zod's Deno mirror) is still output."""
+    return posixpath.splitext(path)[1] in _TS_SOURCE_EXTS and not is_declaration_path(path)
 
 
 def _untwinned(reasons: Mapping[str, str]) -> dict[str, str]:
@@ -335,14 +352,16 @@ def _stem(path: str) -> str:
     return posixpath.splitext(name)[0]
 
 
-def _sources_elsewhere(folder: str, known: list[str]) -> bool:
-    """At least half of the code files in ``folder`` have a namesake (by stem) outside it that
-    is neither a test nor a declaration: the folder is written from sources kept elsewhere."""
+def _sources_elsewhere(folder: str, known: list[str], typescript: bool) -> bool:
+    """At least half of the code files in ``folder`` (its TypeScript sources only when
+    ``typescript``) have a namesake (by stem) outside it that is neither a test nor a
+    declaration: the folder is written from sources kept elsewhere."""
     inside = [
         _stem(p)
         for p in known
         if p.startswith(folder + "/")
         and posixpath.splitext(p)[1] in _CODE_EXTS
+        and (typescript or not _typescript_source(p))
         and not file_flags(p, "")[0]
     ]
     if not inside:

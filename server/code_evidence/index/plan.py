@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from ..config import IndexConfig
 from ..filekinds import TEST_RULES_VERSION
 from ..secrets import DETECTOR_VERSION
+from .chunk import CHUNKER_VERSION
 from .scan import FileEntry
 from .store import FileRow, Store
 
@@ -35,6 +36,7 @@ def chunking_key(cfg: IndexConfig) -> str:
         "max_chunk_lines": cfg.max_chunk_lines,
         "secrets": DETECTOR_VERSION,
         "tests": TEST_RULES_VERSION,
+        "chunker": CHUNKER_VERSION,
     }
     return json.dumps(decided, sort_keys=True)
 

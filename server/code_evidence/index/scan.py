@@ -85,6 +85,17 @@ def _is_binary_name(path: str) -> bool:
     return dot > 0 and name[dot + 1 :].lower() in BINARY_EXTENSIONS
 
 
+# A source map (``Ky.js.map``): a JSON line of base64 positions and, often, the sources again;
+# what it maps is indexed where it lies, and the map itself is never evidence anyone cites.
+_SOURCE_MAP_EXTS = (
+    ".js.map", ".mjs.map", ".cjs.map", ".jsx.map", ".ts.map", ".tsx.map", ".css.map"
+)  # fmt: skip
+
+
+def _is_source_map(path: str) -> bool:
+    return path.lower().endswith(_SOURCE_MAP_EXTS)
+
+
 def _valid_name(name: str) -> bool:
     """False for names that are not valid UTF-8 on disk (decoded with surrogate escapes): they
     cannot be stored, printed or sent as JSON faithfully."""
@@ -175,6 +186,8 @@ class _Collector:
             return "vendor"
         if _is_binary_name(path):
             return "binary"
+        if _is_source_map(path):
+            return "source-map"
         return None
 
     def _inside(self, real: str) -> bool:

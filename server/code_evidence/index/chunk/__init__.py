@@ -29,7 +29,14 @@ from .references import calls, imports
 from .syntax import dedupe, first_row, last_row
 from .windows import windows
 
-__all__ = ["EXT_LANG", "chunk_file", "detect_language"]
+__all__ = ["CHUNKER_VERSION", "EXT_LANG", "chunk_file", "detect_language"]
+
+# Part of the chunking key (``index/plan.py``): an index cut by another version is read and cut
+# again on its next pass, so a change to where chunks begin and end reaches indexes that exist.
+# 2: JavaScript/TypeScript functions assigned to properties (``A.prototype.m = function``,
+# ``exports.f = ...``) are definitions, an object literal of methods is a container like a
+# class, and a ``/** */`` block documents across a blank line.
+CHUNKER_VERSION = "2"
 
 # Share of a file's lines inside top-level ERROR nodes above which definitions are unreliable.
 _MAX_ERROR_SHARE = 0.5
@@ -40,8 +47,16 @@ def _hash(path: str, symbol: str, kind: str, text: str) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def module_stem(path: str) -> str:
+    """What a file's module is called: its name without extensions, or its folder's name for
+    an ``index`` file (``lib/context/index.js`` is ``context``)."""
+    parts = path.split("/")
+    stem = parts[-1].split(".", 1)[0]
+    return parts[-2] if stem == "index" and len(parts) > 1 else stem or "module"
+
+
 def _parse_spans(
-    lang: str, lines: list[str], cfg: IndexConfig
+    path: str, lang: str, lines: list[str], cfg: IndexConfig
 ) -> tuple[list[Span], tuple[str, ...], list[int], list[str]] | None:
     """Definition spans, imports and call sites; ``None`` when the parse is not usable."""
     g = grammar(lang)
@@ -53,7 +68,7 @@ def _parse_spans(
         bad = sum(last_row(n) - first_row(n) + 1 for n in top if n.type == "ERROR" or n.is_missing)
         if root.type == "ERROR" or bad > _MAX_ERROR_SHARE * len(lines):
             return None
-    walker = Walker(lang, cfg.max_chunk_lines)
+    walker = Walker(lang, cfg.max_chunk_lines, module_stem(path))
     walker.items(top, "", member=False, owner="")
     caps = ts.QueryCursor(g.query).captures(root)
     rows, names = calls(lang, caps)
@@ -89,7 +104,7 @@ def chunk_file(path: str, text: str, cfg: IndexConfig) -> list[Chunk]:
     names: list[str] = []
     if lang is not None:
         try:
-            parsed = _parse_spans(lang, lines, cfg)
+            parsed = _parse_spans(path, lang, lines, cfg)
         except Exception:  # a grammar or query failure must cost this file its structure only
             parsed = None
         if parsed is not None:

@@ -48,12 +48,101 @@ _JS_FUNC_VALUES = frozenset(
 _JS_CLASSES = frozenset({"class_declaration", "abstract_class_declaration"})
 
 
+def _member_path(node: ts.Node | None) -> list[str] | None:
+    """``a.b.c`` as its parts; None for anything but plain names and dots (``a[0].b``,
+    ``f().b``, ``this.b``)."""
+    parts: list[str] = []
+    while node is not None and node.type == "member_expression":
+        prop = node.child_by_field_name("property")
+        if prop is None or prop.type != "property_identifier":
+            return None
+        parts.append(node_text(prop))
+        node = node.child_by_field_name("object")
+    if node is None or node.type != "identifier":
+        return None
+    parts.append(node_text(node))
+    return parts[::-1]
+
+
+# The name a CommonJS module's exported object of methods goes by: the file's own stem
+# (koa's ``lib/context.js`` ``module.exports = { throw () {…} }`` holds ``context.throw``), put
+# in by the walker, which knows the path.
+MODULE_OBJECT = "<module>"
+
+
+def _object_of_methods(value: ts.Node | None) -> bool:
+    """An object literal with at least one method or function-valued property."""
+    return (
+        value is not None
+        and value.type == "object"
+        and any(_js_member(c) is not None for c in value.named_children)
+    )
+
+
+def _object_def(name: str, value: ts.Node) -> _Def:
+    """An object of methods: a container like a class when it holds two or more (each its own
+    chunk), one chunk when it holds one (fastify's ``rootErrorHandler = { func, toJSON () {} }``
+    is a value with a helper, not a module of functions to cut into two-line pieces)."""
+    methods = sum(_js_member(c) is not None for c in value.named_children)
+    return _Def("object", name, value, "class") if methods >= 2 else _Def("object", name)
+
+
+def _js_assigned(expr: ts.Node) -> _Def | None:
+    """A function or class assigned to a property, the way CommonJS and pre-class code define
+    them (express, fastify's ``Reply.prototype.send = function (payload) {``): without this
+    they fell into the windows of code between definitions, with no symbol to be found by.
+
+    ``A.prototype.m`` is the method ``A.m``; ``exports.f`` and ``module.exports.f`` the
+    function ``f``; ``module.exports = function name`` the function ``name`` (``default``
+    when anonymous, like ``export default``); ``app.use`` the method ``app.use``; of
+    ``res.set = res.header = function header``, the first name.
+    """
+    value = expr.child_by_field_name("right")
+    while value is not None and value.type == "assignment_expression":  # res.set = res.header =
+        value = value.child_by_field_name("right")
+    parts = _member_path(expr.child_by_field_name("left"))
+    if value is None or parts is None or len(parts) < 2:
+        return None
+    if _object_of_methods(value):
+        name = MODULE_OBJECT if parts == ["module", "exports"] else ".".join(parts)
+        return _object_def(name, value)
+    if value.type not in _JS_FUNC_VALUES | {"class"}:
+        return None
+    if parts[:2] == ["module", "exports"]:
+        parts = parts[2:]
+    elif parts[0] == "exports":
+        parts = parts[1:]
+    parts = [p for p in parts if p != "prototype"]
+    if not parts:
+        parts = [node_text(value.child_by_field_name("name")) or "default"]
+    name = ".".join(parts)
+    if value.type == "class":
+        return _Def("class", name, value.child_by_field_name("body"), "class")
+    return _Def("method" if len(parts) > 1 else "function", name)
+
+
+def _exports_object(value: ts.Node | None) -> bool:
+    """``module.exports = {…}`` inside a declaration (koa's ``const proto = module.exports =``)."""
+    while value is not None and value.type == "assignment_expression":
+        if _member_path(value.child_by_field_name("left")) == ["module", "exports"]:
+            return True
+        value = value.child_by_field_name("right")
+    return False
+
+
 def _js_top(node: ts.Node) -> _Def | None:
     t = node.type
+    if t == "expression_statement":
+        expr = node.named_children[0] if node.named_children else None
+        if expr is not None and expr.type == "assignment_expression":
+            return _js_assigned(expr)
+        return None
     if t == "export_statement":
         inner = node.child_by_field_name("declaration")
         if inner is None:
             inner = node.child_by_field_name("value")
+            if inner is not None and _object_of_methods(inner):  # export default { data () {} }
+                return _object_def(MODULE_OBJECT, inner)
             if inner is not None and inner.type in _JS_FUNC_VALUES | {"class"}:
                 kind = "class" if inner.type == "class" else "function"
                 body = inner.child_by_field_name("body") if kind == "class" else None
@@ -70,8 +159,15 @@ def _js_top(node: ts.Node) -> _Def | None:
         decls = [c for c in node.named_children if c.type == "variable_declarator"]
         if len(decls) == 1:
             value = decls[0].child_by_field_name("value")
+            name = node_text(decls[0].child_by_field_name("name"))
             if value is not None and value.type in _JS_FUNC_VALUES:
-                return _Def("function", node_text(decls[0].child_by_field_name("name")))
+                return _Def("function", name)
+            if _exports_object(value):
+                while value is not None and value.type == "assignment_expression":
+                    value = value.child_by_field_name("right")
+                name = MODULE_OBJECT
+            if value is not None and _object_of_methods(value):
+                return _object_def(name, value)
         return None
     if t == "interface_declaration":
         return _Def("interface", node_text(node.child_by_field_name("name")))
@@ -91,6 +187,12 @@ def _js_member(node: ts.Node) -> _Def | None:
         if value is not None and value.type in _JS_FUNC_VALUES:
             name = node.child_by_field_name("property") or node.child_by_field_name("name")
             return _Def("method", unquote(name)) if name is not None else None
+    if t == "pair":  # an object literal's ``key: function () {…}``
+        value = node.child_by_field_name("value")
+        key = node.child_by_field_name("key")
+        named = key is not None and key.type in ("property_identifier", "string", "number")
+        if named and value is not None and value.type in _JS_FUNC_VALUES:
+            return _Def("method", unquote(key))
     return None
 
 
@@ -224,6 +326,14 @@ def _members(body: ts.Node) -> list[ts.Node]:
 # --------------------------------------------------------------------------- spans
 
 
+def _doc_block(node: ts.Node) -> int:
+    """1 for a ``/** ... */`` block: it documents what follows it even across one blank line,
+    as express writes every function (``*/``, a blank line, ``res.send = function``). Not a
+    banner of stars (``/*****/``, gin's section heads): that heads a section, not a function."""
+    text = node.text or b""
+    return 1 if text.startswith(b"/**") and text[3:4] in (b" ", b"\n", b"\t") else 0
+
+
 @dataclass(slots=True)
 class Span:
     start: int  # 0-based row, inclusive
@@ -236,8 +346,9 @@ class Span:
 class Walker:
     """Turns the top level (and class bodies) of one tree into spans, in file order."""
 
-    def __init__(self, lang: str, max_lines: int) -> None:
+    def __init__(self, lang: str, max_lines: int, module: str = "module") -> None:
         self.lang = lang
+        self.module = module  # what a module's exported object is called (MODULE_OBJECT)
         self.classify = _classifier(lang)
         spec = SPECS.get(lang)
         self.attachable = spec.attachable if spec is not None else _ATTACHABLE[lang]
@@ -263,7 +374,7 @@ class Walker:
                 j >= 0
                 and defs[j] is None
                 and nodes[j].type in self.attachable
-                and last_row(nodes[j]) >= starts[j + 1] - 1
+                and last_row(nodes[j]) >= starts[j + 1] - 1 - _doc_block(nodes[j])
                 and (j == 0 or last_row(nodes[j - 1]) < starts[j])
             ):
                 consumed[j] = True
@@ -298,7 +409,7 @@ class Walker:
         self.spans.append(Span(starts[group[0]], last_row(nodes[group[-1]]), owner, kind, True))
 
     def _definition(self, node: ts.Node, d: _Def, start: int, prefix: str) -> None:
-        symbol = f"{prefix}{d.name}"
+        symbol = f"{prefix}{self.module if d.name == MODULE_OBJECT else d.name}"
         end = last_row(node)
         if d.scope == "go-types":
             self._go_types(node, start)
@@ -313,7 +424,7 @@ class Walker:
 
     def _class(self, node: ts.Node, d: _Def, start: int, end: int, symbol: str) -> None:
         assert d.body is not None
-        sub = Walker(self.lang, self.max_lines)
+        sub = Walker(self.lang, self.max_lines, self.module)
         sub.items(self.members(d.body), f"{symbol}.", member=True, owner=symbol)
         first_def = next((s for s in sub.spans if not s.grouped), None)
         if first_def is None or first_def.start <= start:
