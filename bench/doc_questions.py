@@ -128,6 +128,7 @@ class _Doc:
     start: int
     end: int
     statements: int
+    comment: tuple[int, int]  # 1-based lines of the comment itself
 
 
 def _definition(node: ts.Node) -> ts.Node | None:
@@ -225,7 +226,9 @@ def _js_walk(nodes: list[ts.Node], path: str, out: list[_Doc]) -> None:
         defn = _definition(target)
         if defn is not None:
             rows = (target.start_point[0] + 1, target.end_point[0] + 1)
-            out.append(_Doc(path, text, jsdoc_sentence(text), *rows, _statements(defn)))
+            comment = (node.start_point[0] + 1, _last_row(node) + 1)
+            sentence = jsdoc_sentence(text)
+            out.append(_Doc(path, text, sentence, *rows, _statements(defn), comment))
 
 
 def _last_row(node: ts.Node) -> int:
@@ -263,7 +266,8 @@ def _lines_doc(path: str, group: list[ts.Node], node: ts.Node, prefix: str, name
         sentence = " ".join(words[1:])
     block = "\n".join(_text(c).rstrip("\n") for c in group)
     rows = (node.start_point[0] + 1, node.end_point[0] + 1)
-    return _Doc(path, block, sentence, *rows, _statements(node))
+    comment = (group[0].start_point[0] + 1, _last_row(group[-1]) + 1)
+    return _Doc(path, block, sentence, *rows, _statements(node), comment)
 
 
 def _go_walk(nodes: list[ts.Node], path: str, out: list[_Doc]) -> None:
@@ -340,13 +344,16 @@ def build_cases(root: Path, project: str, per_package: int, rng: random.Random) 
 
 
 def strip_copy(src: Path, dest: Path, docs: list[_Doc]) -> None:
-    """``src`` copied to ``dest`` with every question's doc comment blanked, wherever it
-    occurs (a bundle's copy too)."""
+    """``src`` copied to ``dest`` with every question's doc comment blanked where it stands,
+    and a ``/** */`` block saying the same first sentence wherever else it occurs (a bundle's
+    copy)."""
     if dest.exists():
         shutil.rmtree(dest)
     shutil.copytree(src, dest, symlinks=False)
-    blocks = {d.block for d in docs}
     questions = {d.sentence for d in docs}
+    lines_of: dict[str, set[int]] = defaultdict(set)
+    for d in docs:
+        lines_of[d.path].update(range(d.comment[0], d.comment[1] + 1))
 
     def blank(m: re.Match[str]) -> str:
         block = m.group(0)
@@ -356,10 +363,11 @@ def strip_copy(src: Path, dest: Path, docs: list[_Doc]) -> None:
         if path.suffix not in _LANGS or not path.is_file():
             continue
         text = path.read_text(encoding="utf-8", errors="surrogateescape")
-        new = re.sub(r"/\*\*[\s\S]*?\*/", blank, text)
-        for block in blocks:
-            if not block.startswith("/**") and block in new:
-                new = new.replace(block, re.sub(r"[^\n]", " ", block))
+        own = lines_of.get(path.relative_to(dest).as_posix(), set())
+        lines = text.split("\n")
+        for n in own:
+            lines[n - 1] = " " * len(lines[n - 1])
+        new = re.sub(r"/\*\*[\s\S]*?\*/", blank, "\n".join(lines))
         if new != text:
             path.write_text(new, encoding="utf-8", errors="surrogateescape")
 
@@ -428,10 +436,14 @@ def main() -> None:
     ap.add_argument("--packages", type=Path, required=True, help="the packages, unpacked")
     ap.add_argument("--work", type=Path, default=CACHE_ROOT / "jsdoc-ws")
     ap.add_argument("--index-root", type=Path, default=CACHE_ROOT / "jsdoc-idx")
+    ap.add_argument("--package", action="append", help="only these packages (repeatable)")
     ap.add_argument("--per-package", type=int, default=40)
     ap.add_argument("--seed", type=int, default=38)
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
+    unknown = sorted(set(args.package or ()) - set(PACKAGES))
+    if unknown:
+        raise SystemExit(f"unknown packages: {', '.join(unknown)}")
     missing = [p for p in PACKAGES if not (args.packages / p).is_dir()]
     if missing:
         raise SystemExit(f"not unpacked in {args.packages}: {', '.join(missing)}")
@@ -439,6 +451,8 @@ def main() -> None:
     cases: list[Case] = []
     for project in PACKAGES:
         found = build_cases(args.packages / project, project, args.per_package, rng)
+        if args.package and project not in args.package:
+            continue  # drawn all the same, so a package's cases do not depend on the others
         strip_copy(args.packages / project, args.work / project, found)
         cases.extend(Case(project, d.sentence, d.path, d.start, d.end) for d in found)
     rows = ask(args.work, args.index_root, cases)

@@ -325,6 +325,11 @@ OBJECTS = _src(
 
     const config = { port: 1, host: 'x' }
 
+    Router.prototype = {
+      route (path) { return path },
+      use (fn) { return fn },
+    }
+
     /************************************/
     /********** FLOW CONTROL ************/
     /************************************/
@@ -337,7 +342,8 @@ OBJECTS = _src(
 def test_javascript_objects_of_methods() -> None:
     """An object literal of methods is a container like a class: koa's ``module.exports = {
     throw () {…} }`` in ``lib/context.js`` holds ``context.throw`` (the module's own name), a
-    ``const helpers = {…}`` holds ``helpers.parse``; an object with one method is one chunk,
+    ``const helpers = {…}`` holds ``helpers.parse``, ``Router.prototype = {…}`` holds
+    ``Router.use``; an object with one method is one chunk,
     an object of data stays module code, and a banner of stars does not cling to the function
     below it."""
     chunks = chunk_file("lib/context.js", OBJECTS, _cfg())
@@ -351,8 +357,12 @@ def test_javascript_objects_of_methods() -> None:
         (18, 20, "method", "helpers.parse"),
         (21, 23, "method", "helpers.format"),
         (26, 29, "object", "rootHandler"),
-        (31, 35, "module", ""),
-        (37, 37, "function", "next"),
+        (31, 31, "module", ""),
+        (33, 33, "object", "Router"),
+        (34, 34, "method", "Router.route"),
+        (35, 35, "method", "Router.use"),
+        (38, 40, "module", ""),
+        (42, 42, "function", "next"),
     ]
     _check_text(chunks, OBJECTS)
     assert _by_symbol(chunks, "context.throw").calls == ("createError",)
@@ -518,8 +528,7 @@ def test_rust() -> None:
         (1, 4, "module", ""),
         (6, 10, "struct", "Token"),
         (12, 14, "enum", "Kind"),
-        (16, 16, "impl", "Token"),
-        (17, 24, "method", "Token.new"),
+        (16, 24, "method", "Token.new"),  # the bare `impl Token {` opens its first method
         (27, 28, "trait", "Visit"),
         (29, 31, "method", "Visit.done"),
         (35, 37, "function", "helpers.assist"),
@@ -577,6 +586,51 @@ JAVA = _src(
     }
     """
 )
+
+
+IMPLS = _src(
+    """
+    impl fmt::Display for Number {
+        fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            self.n.fmt(f)
+        }
+    }
+
+    impl<T> Reader<T>
+    where
+        T: Read,
+    {
+        pub fn get(&self) -> &T {
+            &self.inner
+        }
+    }
+
+    impl Number {
+        const ZERO: u8 = 0;
+
+        pub fn is_zero(&self) -> bool {
+            self.n == 0
+        }
+    }
+    """
+)
+
+
+def test_rust_bare_impl_headers_open_their_first_method() -> None:
+    """A one-line ``impl Number {`` says nothing of its own and, as a chunk, outranked the
+    methods for any question naming ``Number``: it opens the first method's chunk, where
+    ``impl fmt::Display for Number`` still says which trait it implements. A header with a
+    ``where`` clause, or members before the first method, stays a chunk."""
+    chunks = chunk_file("src/number.rs", IMPLS, _cfg())
+    assert _shape(chunks) == [
+        (1, 4, "method", "Number.fmt"),
+        (7, 10, "impl", "Reader"),
+        (11, 13, "method", "Reader.get"),
+        (16, 17, "impl", "Number"),
+        (19, 21, "method", "Number.is_zero"),
+    ]
+    _check_text(chunks, IMPLS)
+    assert _by_symbol(chunks, "Number.fmt").text.startswith("impl fmt::Display for Number {")
 
 
 def test_java() -> None:

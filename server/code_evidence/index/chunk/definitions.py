@@ -104,7 +104,8 @@ def _js_assigned(expr: ts.Node) -> _Def | None:
     if value is None or parts is None or len(parts) < 2:
         return None
     if _object_of_methods(value):
-        name = MODULE_OBJECT if parts == ["module", "exports"] else ".".join(parts)
+        named = [p for p in parts if p != "prototype"]  # Foo.prototype = { a () {} }
+        name = MODULE_OBJECT if parts == ["module", "exports"] else ".".join(named)
         return _object_def(name, value)
     if value.type not in _JS_FUNC_VALUES | {"class"}:
         return None
@@ -326,6 +327,11 @@ def _members(body: ts.Node) -> list[ts.Node]:
 # --------------------------------------------------------------------------- spans
 
 
+# A Rust ``impl`` header whose ``{`` is this close to its start (the ``impl`` line, an
+# attribute above it), with no member before its first method, is no chunk of its own.
+_BARE_HEADER_LINES = 2
+
+
 def _doc_block(node: ts.Node) -> int:
     """1 for a ``/** ... */`` block: it documents what follows it even across one blank line,
     as express writes every function (``*/``, a blank line, ``res.send = function``). Not a
@@ -434,7 +440,19 @@ class Walker:
         # Members before the first method (docstring, fields) fold into the class header; the
         # ones between or after methods stay as grouped chunks under the class name.
         header_end = first_def.start - 1
-        self.spans.append(Span(start, header_end, symbol, d.kind))
+        bare = (
+            d.kind == "impl"
+            and first_row(d.body) - start < _BARE_HEADER_LINES
+            and not any(s.grouped and s.end < first_def.start for s in sub.spans)
+        )
+        if bare:
+            # A bare ``impl Number {`` says nothing of its own (the type is defined elsewhere)
+            # and, one line long, outranked the methods for any question naming the type: it
+            # opens its first method's chunk instead, where ``impl Display for Number`` still
+            # tells which trait the method implements.
+            first_def.start = start
+        else:
+            self.spans.append(Span(start, header_end, symbol, d.kind))
         for s in sub.spans:
             if s.end <= header_end:
                 continue
