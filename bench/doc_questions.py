@@ -48,7 +48,6 @@ refused (flagged insufficient); ``depth`` deep, no time limit.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import re
 import shutil
@@ -62,11 +61,8 @@ import tree_sitter_javascript as tsjs
 import tree_sitter_rust as tsrust
 import tree_sitter_typescript as tsts
 
-from common import CACHE_ROOT, git_state, log, result_path, utc_iso
-
-# isort: split
-from code_evidence.api import FindRequest
-from code_evidence.engine import Engine
+from common import CACHE_ROOT
+from held_out import answers, write_report
 
 PACKAGES = (
     "express-4.21.2",
@@ -374,38 +370,30 @@ def strip_copy(src: Path, dest: Path, docs: list[_Doc]) -> None:
 
 def ask(work: Path, index_root: Path, cases: list[Case]) -> list[dict]:
     rows: list[dict] = []
-    by_project: dict[str, list[Case]] = defaultdict(list)
-    for case in cases:
-        by_project[case.project].append(case)
-    for project, group in by_project.items():
-        log(f"{project}: {len(group)} cases")
-        with Engine(work / project, index_root / project) as engine:
-            engine.index()
-            for case in group:
-                res = engine.find(FindRequest(case.query, depth="deep"))
-                files = list(dict.fromkeys(r.path for r in res.results))
-                rank = next((i + 1 for i, f in enumerate(files[:10]) if f == case.path), None)
-                hits = [
-                    r.path == case.path and r.start <= case.end and r.end >= case.start
-                    for r in res.results[:10]
-                ]
-                span = case.end - case.start + 1
-                pointed = [
-                    hit and r.end - r.start + 1 <= 2 * span + 10
-                    for hit, r in zip(hits, res.results[:10], strict=False)
-                ]
-                rows.append(
-                    {
-                        **asdict(case),
-                        "rank": rank,
-                        "chunk@10": any(hits),
-                        "pointed@1": bool(pointed) and pointed[0],
-                        "pointed@10": any(pointed),
-                        "top": [f"{r.path}:{r.start}-{r.end} {r.symbol}" for r in res.results[:10]],
-                        "insufficient": res.insufficient,
-                        "confidence": res.confidence,
-                    }
-                )
+    for case, res in answers(work, index_root, cases):
+        files = list(dict.fromkeys(r.path for r in res.results))
+        rank = next((i + 1 for i, f in enumerate(files[:10]) if f == case.path), None)
+        hits = [
+            r.path == case.path and r.start <= case.end and r.end >= case.start
+            for r in res.results[:10]
+        ]
+        span = case.end - case.start + 1
+        pointed = [
+            hit and r.end - r.start + 1 <= 2 * span + 10
+            for hit, r in zip(hits, res.results[:10], strict=False)
+        ]
+        rows.append(
+            {
+                **asdict(case),
+                "rank": rank,
+                "chunk@10": any(hits),
+                "pointed@1": bool(pointed) and pointed[0],
+                "pointed@10": any(pointed),
+                "top": [f"{r.path}:{r.start}-{r.end} {r.symbol}" for r in res.results[:10]],
+                "insufficient": res.insufficient,
+                "confidence": res.confidence,
+            }
+        )
     return rows
 
 
@@ -457,12 +445,7 @@ def main() -> None:
         cases.extend(Case(project, d.sentence, d.path, d.start, d.end) for d in found)
     rows = ask(args.work, args.index_root, cases)
     print(table(rows))
-    out = args.out or result_path("doc-questions")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(
-        json.dumps({"created": utc_iso(), "git": git_state(), "cases": rows}, indent=1) + "\n"
-    )
-    log(f"wrote {out}")
+    write_report(rows, "doc-questions", args.out)
 
 
 if __name__ == "__main__":

@@ -30,17 +30,13 @@ from __future__ import annotations
 
 import argparse
 import ast
-import json
 import random
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from common import CACHE_ROOT, git_state, log, result_path, utc_iso
-
-# isort: split
-from code_evidence.api import FindRequest
-from code_evidence.engine import Engine
+from common import CACHE_ROOT
+from held_out import answers, write_report
 
 PACKAGES = (
     "arrow-1.4.0",
@@ -164,32 +160,24 @@ def build_cases(root: Path, project: str, per_kind: int, rng: random.Random) -> 
 
 def ask(sdists: Path, index_root: Path, cases: list[Case]) -> list[dict]:
     rows: list[dict] = []
-    by_project: dict[str, list[Case]] = defaultdict(list)
-    for case in cases:
-        by_project[case.project].append(case)
-    for project, group in by_project.items():
-        log(f"{project}: {len(group)} cases")
-        with Engine(sdists / project, index_root / project) as engine:
-            engine.index()
-            for case in group:
-                res = engine.find(FindRequest(case.query, depth="deep"))
-                files = list(dict.fromkeys(r.path for r in res.results))
-                rank = next((i + 1 for i, f in enumerate(files[:10]) if f in case.gold), None)
-                home_and_module = (
-                    rank is not None
-                    and rank <= 2
-                    and (not case.home or any(f in case.home for f in files[:2]))
-                )
-                rows.append(
-                    {
-                        **asdict(case),
-                        "rank": rank,
-                        "home_and_module@2": home_and_module,
-                        "top": files[:5],
-                        "insufficient": res.insufficient,
-                        "confidence": res.confidence,
-                    }
-                )
+    for case, res in answers(sdists, index_root, cases):
+        files = list(dict.fromkeys(r.path for r in res.results))
+        rank = next((i + 1 for i, f in enumerate(files[:10]) if f in case.gold), None)
+        home_and_module = (
+            rank is not None
+            and rank <= 2
+            and (not case.home or any(f in case.home for f in files[:2]))
+        )
+        rows.append(
+            {
+                **asdict(case),
+                "rank": rank,
+                "home_and_module@2": home_and_module,
+                "top": files[:5],
+                "insufficient": res.insufficient,
+                "confidence": res.confidence,
+            }
+        )
     return rows
 
 
@@ -226,12 +214,7 @@ def main() -> None:
     cases = [c for p in PACKAGES for c in build_cases(args.sdists / p, p, args.per_kind, rng)]
     rows = ask(args.sdists, args.index_root, cases)
     print(table(rows))
-    out = args.out or result_path("runtime-errors")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(
-        json.dumps({"created": utc_iso(), "git": git_state(), "cases": rows}, indent=1) + "\n"
-    )
-    log(f"wrote {out}")
+    write_report(rows, "runtime-errors", args.out)
 
 
 if __name__ == "__main__":

@@ -191,21 +191,28 @@ def test_declaration_files() -> None:
     assert not is_declaration_path("src/route.ts") and not is_declaration_path("lib/d.ts.js")
 
 
-def test_lib_sources_rank_untouched_while_a_generated_copy_is_demoted(tmp_path: Path) -> None:
+def _indexed(tmp_path: Path, files: dict[str, str]) -> Engine:
+    """An engine over a plain folder of ``files``, indexed."""
     ws = tmp_path / "ws"
-    for rel, text in {
+    for rel, text in files.items():
+        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ws / rel).write_text(text)
+    eng = Engine(ws, tmp_path / "idx", use_git=False)
+    eng.index()
+    return eng
+
+
+def test_lib_sources_rank_untouched_while_a_generated_copy_is_demoted(tmp_path: Path) -> None:
+    files = {
         "lib/route.js": "function buildRouteHandler (opts) {\n  return opts.handler\n}\n" * 3,
         "src/schema.ts": BODY + "\nexport function parseSchemaInput(x: string) { return x; }",
         "deno/lib/schema.ts": BODY
         + "\nexport function parseSchemaInput(x: string) { return x; }"
         + '\nimport { q } from "./q.ts";',
         "package.json": json.dumps({"name": "demo", "main": "lib/route.js"}),
-    }.items():
-        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
-        (ws / rel).write_text(text)
-    eng = Engine(ws, tmp_path / "idx", use_git=False)
+    }
+    eng = _indexed(tmp_path, files)
     try:
-        eng.index()
         res = eng.find(api.FindRequest(query="build the route handler", limit=5))
         top = res.results[0]
         assert top.path == "lib/route.js"
@@ -223,5 +230,55 @@ def test_lib_sources_rank_untouched_while_a_generated_copy_is_demoted(tmp_path: 
         )
         first = next(r for r in res.results if r.path != "deno/lib/schema.ts")
         assert first.path == "src/schema.ts" and "source-of-open" in first.reasons
+    finally:
+        eng.close()
+
+
+def test_a_published_build_with_no_sources_is_its_own_source() -> None:
+    """ky ships only ``distribution/``: every JavaScript file is a build output (a source map
+    line), so demoting them all put its README and ``.d.ts`` files above the code that answers.
+    With no source in the workspace the finding says so, and ranking demotes nothing; one
+    source of any language (a Go program with a bundled UI) keeps the bundle below it."""
+    built = {
+        "distribution/core/Ky.js": "export class Ky {}\n//# sourceMappingURL=Ky.js.map\n",
+        "distribution/errors/HTTPError.js": "export class HTTPError {}\n"
+        "//# sourceMappingURL=HTTPError.js.map\n",
+        "distribution/index.d.ts": "export declare const ky: unknown;",
+        "test/ky.test.js": "test('ky', () => {})",
+    }
+    manifest = {"package.json": json.dumps({"exports": "./distribution/index.js"})}
+    got = found(built, manifest)
+    assert got.reasons["distribution/core/Ky.js"] == BUNDLE
+    assert got.sources is False
+    assert GeneratedFiles.from_json(got.to_json()).sources is False
+    mixed = {**built, "cmd/server/main.go": "package main\nfunc main() {}\n"}
+    assert found(mixed, manifest).sources is True
+    assert GeneratedFiles.from_json('{"reasons": {}, "source_of": {}}').sources is True
+
+
+def test_a_package_of_build_output_only_ranks_its_code_first(tmp_path: Path) -> None:
+    retry = (
+        "export class Ky {\n"
+        "  _calculateRetryDelay(error) {\n"
+        "    const after = error.response.headers.get('Retry-After');\n"
+        "    return after ? Number(after) * 1000 : this._options.retry.backoffLimit;\n"
+        "  }\n"
+        "}\n"
+        "//# sourceMappingURL=Ky.js.map\n"
+    )
+    files = {
+        "distribution/core/Ky.js": retry,
+        "distribution/types/retry.d.ts": "export type RetryOptions = {\n"
+        "  /** Delay before a retry: the Retry-After header, else the backoff limit. */\n"
+        "  backoffLimit?: number;\n};\n",
+        "readme.md": "# ky\n\nRetries wait for the Retry-After header or the backoff limit.\n",
+        "package.json": json.dumps({"name": "ky", "exports": "./distribution/index.js"}),
+    }
+    eng = _indexed(tmp_path, files)
+    try:
+        res = eng.find(api.FindRequest(query="how is the retry delay calculated", limit=5))
+        top = res.results[0]
+        assert top.path == "distribution/core/Ky.js"
+        assert "generated" not in top.reasons and top.scores["factor"] == 1.0
     finally:
         eng.close()

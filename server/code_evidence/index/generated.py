@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from ..filekinds import file_flags, is_build_output_path, is_declaration_path
 from .buildtags import off_by_default
+from .chunk.languages import EXT_LANG
 from .jsonc import loads_jsonc
 
 GENERATED_META = "generated_files"  # the store's meta key holding the last finding
@@ -63,13 +64,18 @@ _OUT_FLAG = re.compile(r"--out(?:Dir|-dir|dir|File|-file)?[= ]\s*([^\s&|;]+)|\s-
 
 @dataclass(frozen=True, slots=True)
 class GeneratedFiles:
-    """Path -> why it counts as generated; ``source_of`` maps a twin copy to its source."""
+    """Path -> why it counts as generated; ``source_of`` maps a twin copy to its source.
+    ``sources``: the workspace holds code that is none of these (nor a test or a type
+    declaration). Without any, a build output is the only copy there is (a published
+    package's ``distribution/``): ranking has nothing to put above it and demotes nothing."""
 
     reasons: dict[str, str]
     source_of: dict[str, str]
+    sources: bool = True
 
     def to_json(self) -> str:
-        return json.dumps({"reasons": self.reasons, "source_of": self.source_of}, sort_keys=True)
+        data = {"reasons": self.reasons, "source_of": self.source_of, "sources": self.sources}
+        return json.dumps(data, sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str | None) -> GeneratedFiles:
@@ -77,7 +83,11 @@ class GeneratedFiles:
             return cls({}, {})
         try:
             data = json.loads(text)
-            return cls(dict(data.get("reasons", {})), dict(data.get("source_of", {})))
+            return cls(
+                dict(data.get("reasons", {})),
+                dict(data.get("source_of", {})),
+                data.get("sources", True) is not False,
+            )
         except (ValueError, AttributeError, TypeError):
             return cls({}, {})
 
@@ -272,7 +282,18 @@ def find_generated(
         source_of.update(_twins(facts, reasons, text_of, only=redo))
     for copy, src in source_of.items():
         reasons.setdefault(copy, f"{TWIN} {src}")
-    return GeneratedFiles(reasons, source_of)
+    return GeneratedFiles(reasons, source_of, _has_sources(facts.known, reasons))
+
+
+def _has_sources(known: list[str], reasons: Mapping[str, str]) -> bool:
+    """Some file of a parsed language is neither generated, nor a test, nor a declaration."""
+    return any(
+        p not in reasons
+        and posixpath.splitext(p)[1] in EXT_LANG
+        and not is_declaration_path(p)
+        and not file_flags(p, "")[0]
+        for p in known
+    )
 
 
 def _read_reason(p: str, reasons: dict[str, str], text_of: Callable[[str], str | None]) -> None:

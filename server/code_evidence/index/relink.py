@@ -44,8 +44,9 @@ from .store import Store, StoredChunk
 # Bumped when resolution or the build-output finding changes: the next pass relinks, fully.
 # 3: resolution of issue 17's languages; 4: same-package edges kept apart (package_edges), so a
 # pass can relink only what it moved; 5: Go files left out of a default build (buildtags.py);
-# 6: TypeScript sources are never a manifest's build output (generated.py).
-RESOLUTION_VERSION = "6"
+# 6: TypeScript sources are never a manifest's build output (generated.py); 7: whether the
+# workspace has any source besides its build outputs (GeneratedFiles.sources).
+RESOLUTION_VERSION = "7"
 
 EPOCH_META = "links_epoch"  # the state the last resolver was built for (Linker)
 CACHED_FILES = 2048  # files whose chunks a relink keeps at once (same-package edges, twins)

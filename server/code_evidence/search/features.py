@@ -168,7 +168,8 @@ def apply_features(
     }
     fresh_weight = cfg.ranking.freshness_weight
     age = (ages or {}) if fresh_weight > 0 else {}
-    built = generated.reasons if generated is not None else {}
+    # A workspace of build output only (a published package) has no source to rank above it.
+    built = generated.reasons if generated is not None and generated.sources else {}
     # The open file is source (not a test) and the question is not about tests.
     plain_open = (
         editor.open_file is not None
