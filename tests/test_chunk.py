@@ -457,6 +457,49 @@ GO = _src(
 )
 
 
+TS_SCOPES = _src(
+    """
+    export namespace util {
+      export type Omit<T, K> = Pick<T, Exclude<keyof T, K>>;
+      export function assertNever(x: never): never {
+        throw new Error(String(x));
+      }
+    }
+
+    declare module "express" {
+      interface Request {
+        user?: string;
+      }
+    }
+
+    export const handlers = {
+      onClick(e: Event) {
+        log(e);
+      },
+      onKey: (e: KeyboardEvent) => {
+        log(e.key);
+      },
+    } satisfies Record<string, Function>;
+    """
+)
+
+
+def test_typescript_namespaces_and_ambient_modules_are_scopes() -> None:
+    """zod's ``export namespace util { … }`` was one window of everything in it: its items are
+    definitions under its name now, as are those of a ``declare module``; an object of methods
+    followed by ``satisfies T`` (or ``as const``) is still an object of methods."""
+    chunks = chunk_file("src/helpers/util.ts", TS_SCOPES, _cfg())
+    assert _shape(chunks) == [
+        (2, 2, "type", "util.Omit"),
+        (3, 5, "function", "util.assertNever"),
+        (9, 11, "interface", "express.Request"),
+        (14, 14, "object", "handlers"),
+        (15, 17, "method", "handlers.onClick"),
+        (18, 20, "method", "handlers.onKey"),
+    ]
+    _check_text(chunks, TS_SCOPES)
+
+
 def test_go() -> None:
     chunks = chunk_file("internal/server/server.go", GO, _cfg())
     assert _shape(chunks) == [

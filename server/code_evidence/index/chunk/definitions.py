@@ -70,8 +70,18 @@ def _member_path(node: ts.Node | None) -> list[str] | None:
 MODULE_OBJECT = "<module>"
 
 
+def _bare_value(value: ts.Node | None) -> ts.Node | None:
+    """``{…} satisfies T``, ``{…} as const``, ``({…})``: the value itself."""
+    while value is not None and value.type in (
+        "satisfies_expression", "as_expression", "parenthesized_expression"
+    ):  # fmt: skip
+        value = value.named_children[0] if value.named_children else None
+    return value
+
+
 def _object_of_methods(value: ts.Node | None) -> bool:
     """An object literal with at least one method or function-valued property."""
+    value = _bare_value(value)
     return (
         value is not None
         and value.type == "object"
@@ -83,6 +93,7 @@ def _object_def(name: str, value: ts.Node) -> _Def:
     """An object of methods: a container like a class when it holds two or more (each its own
     chunk), one chunk when it holds one (fastify's ``rootErrorHandler = { func, toJSON () {} }``
     is a value with a helper, not a module of functions to cut into two-line pieces)."""
+    value = _bare_value(value) or value
     methods = sum(_js_member(c) is not None for c in value.named_children)
     return _Def("object", name, value, "class") if methods >= 2 else _Def("object", name)
 
@@ -131,12 +142,30 @@ def _exports_object(value: ts.Node | None) -> bool:
     return False
 
 
+def _js_namespace(node: ts.Node) -> _Def | None:
+    """A TypeScript ``namespace A.B { }`` or ``declare module "express" { }``: a scope whose
+    items are definitions under its name (zod's ``export namespace util { … }`` holds
+    ``util.assertNever``), not one window of everything in it."""
+    body = node.child_by_field_name("body")
+    name = node.child_by_field_name("name")
+    if body is None or name is None or not unquote(name):
+        return None
+    return _Def("module", unquote(name), body, "module")
+
+
 def _js_top(node: ts.Node) -> _Def | None:
     t = node.type
+    if t in ("internal_module", "module"):
+        return _js_namespace(node)
+    if t == "ambient_declaration":  # declare namespace X { } / declare module "m" { }
+        scopes = [c for c in node.named_children if c.type in ("internal_module", "module")]
+        return _js_namespace(scopes[0]) if scopes else None
     if t == "expression_statement":
         expr = node.named_children[0] if node.named_children else None
         if expr is not None and expr.type == "assignment_expression":
             return _js_assigned(expr)
+        if expr is not None and expr.type == "internal_module":  # a bare namespace X { }
+            return _js_namespace(expr)
         return None
     if t == "export_statement":
         inner = node.child_by_field_name("declaration")
