@@ -343,6 +343,29 @@ def test_best_template_finds_what_the_literal_regexes_found() -> None:
         ),
         ("ModuleNotFoundError: No module named 'yaml'", [], ["yaml.py", "yaml/__init__.py"]),
         ("NameError: name 'render_form' is not defined", ["render_form"], []),
+        # Node's V8: the receiver is a variable, the last name is the program's.
+        ("TypeError: req.acceptsEncoding is not a function", ["acceptsEncoding"], []),
+        ("TypeError: this.router.handle is not a function", ["handle"], []),
+        ("TypeError: Layer is not a constructor", ["Layer"], []),
+        (
+            "TypeError: Cannot read properties of undefined (reading 'acceptsLanguages')",
+            ["acceptsLanguages"],
+            [],
+        ),
+        ("TypeError: Cannot read property 'headers' of null", ["headers"], []),
+        ("ReferenceError: compileQueryParser is not defined", ["compileQueryParser"], []),
+        ("TypeError: Class constructor Router cannot be invoked without 'new'", ["Router"], []),
+        (
+            "SyntaxError: The requested module './utils.js' does not provide an export named "
+            "'setCharset'",
+            ["setCharset"],
+            ["utils.js", "utils.ts"],
+        ),
+        (
+            "Error: Cannot find module '../router/layer'",
+            [],
+            ["router/layer.js", "router/layer.ts", "router/layer/index.js"],
+        ),
     ],
 )
 def test_a_message_the_interpreter_writes_names_the_programs_code(

@@ -19,7 +19,6 @@ from .stacktraces import (
     Frame,
     error_messages,
     message_fragments,
-    module_files,
     parse_frames,
     runtime_names,
     typed_text,
@@ -281,9 +280,8 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
     # lacks the attribute, the attribute, the module (and so its file).
     for rt in filter(None, runtime.values()):
         identifiers = [i for i in identifiers if i not in rt.builtin] + list(rt.names)
-        files = [f for module in rt.modules for f in module_files(module)]
-        paths.extend(files)
-        named_paths.extend(files)
+        paths.extend(rt.files)
+        named_paths.extend(rt.files)
     for q in quoted:
         if re.fullmatch(r"[A-Za-z_][\w.]*", q):
             identifiers.append(q)

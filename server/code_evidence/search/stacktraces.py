@@ -130,6 +130,25 @@ _PY_RUNTIME = tuple(
         rf"^name '(?P<name>{_NAME})' is not defined",
     )
 )
+# What Node's V8 writes itself (the same rule: the quoted or named parts are the program's).
+# A receiver (``req`` of ``req.acceptsEncoding``) is a variable: only the last name counts.
+_JS_NAME = r"[A-Za-z_$][\w$]*"
+_JS_PATH = rf"(?:{_JS_NAME}|\(intermediate value\))(?:\.{_JS_NAME})*"
+_JS_RUNTIME = tuple(
+    re.compile(p)
+    for p in (
+        rf"^(?P<path>{_JS_PATH}) is not (?:a function|a constructor|iterable)\b",
+        rf"^Cannot (?:read|set) properties of (?:undefined|null) \((?:reading|setting) "
+        rf"'(?P<name>{_JS_NAME})'\)",
+        rf"^Cannot read property '(?P<name>{_JS_NAME})' of (?:undefined|null)",
+        rf"^(?P<name>{_JS_NAME}) is not defined\b",
+        rf"^Class constructor (?P<name>{_JS_NAME}) cannot be invoked without 'new'",
+        r"^The requested module '(?P<spec>[^']+)' does not provide an export named "
+        rf"'(?P<name>{_JS_NAME})'",
+        r"^Cannot find module '(?P<spec>\.{1,2}/[^']+)'",
+    )
+)
+_JS_EXTS = (".js", ".ts", ".mjs", ".cjs", ".jsx", ".tsx")
 # The interpreter's own types name no code of the workspace.
 _BUILTIN_TYPES = frozenset(
     {
@@ -142,31 +161,44 @@ _BUILTIN_TYPES = frozenset(
 
 @dataclass(frozen=True, slots=True)
 class RuntimeNames:
-    """What an interpreter-written message names: identifiers and dotted module names."""
+    """What an interpreter-written message names: identifiers, and the files of the module it
+    names (path suffixes)."""
 
     names: tuple[str, ...]
-    modules: tuple[str, ...]
+    files: tuple[str, ...]
     builtin: tuple[str, ...] = ()  # the interpreter's own types it quotes ('NoneType')
 
 
 def runtime_names(message: str) -> RuntimeNames | None:
     """``AttributeError: 'Request' object has no attribute 'is_xhr'`` -> names ``Request``,
     ``is_xhr``; ``cannot import name 'url_quote' from 'werkzeug.urls'`` -> ``url_quote`` and
-    the module ``werkzeug.urls``. None when the message is not one the interpreter writes."""
+    the files of ``werkzeug.urls``; Node's ``TypeError: req.acceptsEncoding is not a
+    function`` -> ``acceptsEncoding``, ``The requested module './utils.js' does not provide an
+    export named 'setCharset'`` -> ``setCharset`` and ``utils.js``. None when the message is
+    not one the interpreter writes."""
     _, sep, body = message.partition(": ")
     if not sep:
         return None
+    body = body.strip()
     for pattern in _PY_RUNTIME:
-        m = pattern.match(body.strip())
+        m = pattern.match(body)
         if m is None:
             continue
         got = m.groupdict()
         quoted = [n for n in (got.get("type"), got.get("name")) if n]
         return RuntimeNames(
             names=tuple(n for n in quoted if n not in _BUILTIN_TYPES),
-            modules=tuple(n for n in [got.get("module")] if n),
+            files=tuple(module_files(got["module"])) if got.get("module") else (),
             builtin=tuple(n for n in quoted if n in _BUILTIN_TYPES),
         )
+    for pattern in _JS_RUNTIME:
+        m = pattern.match(body)
+        if m is None:
+            continue
+        got = m.groupdict()
+        name = got.get("name") or (got.get("path") or "").rsplit(".", 1)[-1]
+        names = (name,) if name and not name.startswith("(") else ()
+        return RuntimeNames(names, tuple(specifier_files(got["spec"])) if got.get("spec") else ())
     return None
 
 
@@ -175,6 +207,19 @@ def module_files(module: str) -> list[str]:
     ``werkzeug/urls/__init__.py`` (a path suffix; ``src/`` layouts match too)."""
     base = module.replace(".", "/")
     return [f"{base}.py", f"{base}/__init__.py"]
+
+
+def specifier_files(spec: str) -> list[str]:
+    """Where a relative JavaScript import lives, as path suffixes: ``./router/layer`` ->
+    ``router/layer.js``, ``router/layer.ts``, …, ``router/layer/index.js``; ``../utils.js`` ->
+    ``utils.js`` and ``utils.ts`` (TypeScript imports its own files as ``.js``)."""
+    base = re.sub(r"^(?:\.{1,2}/)+", "", spec)
+    if not base or base.startswith("/"):
+        return []
+    stem, dot, ext = base.rpartition(".")
+    if dot and "." + ext in _JS_EXTS and "/" not in ext:
+        return [base] + [f"{stem}{e}" for e in (".ts", ".tsx") if f".{ext}" != e]
+    return [f"{base}{e}" for e in _JS_EXTS] + [f"{base}/index{e}" for e in (".js", ".ts")]
 
 
 def map_to_workspace(frame: Frame, paths: list[str]) -> str | None:
