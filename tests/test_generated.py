@@ -282,3 +282,34 @@ def test_a_package_of_build_output_only_ranks_its_code_first(tmp_path: Path) -> 
         assert "generated" not in top.reasons and top.scores["factor"] == 1.0
     finally:
         eng.close()
+
+
+def test_a_path_that_names_a_source_too_leaves_its_copies_demoted(tmp_path: Path) -> None:
+    """``./never.js`` in a TypeScript import means ``never.ts``; it also names the build copies
+    ``dist/*/never.js`` by their own name, which used to exempt them from the demotion (a
+    question that names a file wants it) and put rxjs's builds first."""
+    never = (
+        "export const NEVER = new Observable(noop);\n"
+        "export function never() {\n  return NEVER;\n}\n"
+    )
+    files = {
+        "src/internal/observable/never.ts": never,
+        "dist/esm/internal/observable/never.js": never,
+        "dist/cjs/internal/observable/never.js": never.replace("export ", "exports."),
+    }
+    eng = _indexed(tmp_path, files)
+    try:
+        message = (
+            "SyntaxError: The requested module './never.js' does not provide an export "
+            "named 'window'"
+        )
+        res = eng.find(api.FindRequest(query=message, limit=5))
+        assert res.results[0].path == "src/internal/observable/never.ts"
+        copies = [r for r in res.results if r.path.startswith("dist/")]
+        assert copies and all("generated" in r.reasons for r in copies)
+        # Named alone, a build output is what the question wants: not demoted.
+        res = eng.find(api.FindRequest(query="dist/cjs/internal/observable/never.js", limit=5))
+        named = next(r for r in res.results if r.path == "dist/cjs/internal/observable/never.js")
+        assert "generated" not in named.reasons
+    finally:
+        eng.close()

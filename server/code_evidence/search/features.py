@@ -177,6 +177,11 @@ def apply_features(
         and not qa.about_tests
     )
     often = change_prior(churn, editor, qa)
+    source_named = bool(built) and any(
+        c.stored.chunk.path not in built
+        and any(names_file(p, c.stored.chunk.path) for p in qa.paths)
+        for c in cands
+    )
     outside_ok = asks_outside_source(qa)
     out: list[Candidate] = []
     for c in cands:
@@ -203,9 +208,11 @@ def apply_features(
             c.tag("declaration")
         # Build outputs and generated copies: below the source of the same code, never
         # dropped (``include_generated`` drops only what declares itself generated), and not
-        # demoted when the question names the file by its path.
+        # demoted when the question names the file by its path, unless it names a source too
+        # (``./never.js`` of a TypeScript import names rxjs's three builds and ``never.ts``).
         named = any(names_file(p, ch.path) for p in qa.paths)
-        if ch.path in built and ch.path != editor.open_file and not named:
+        wanted = named and not source_named
+        if ch.path in built and ch.path != editor.open_file and not wanted:
             if built[ch.path] != BUILD_VARIANT:
                 c.factor *= rc.generated_factor
                 c.tag("generated")
