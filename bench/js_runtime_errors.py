@@ -31,7 +31,7 @@ import posixpath
 import random
 import re
 from collections import defaultdict
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import tree_sitter as ts
@@ -39,7 +39,7 @@ import tree_sitter_javascript as tsjs
 import tree_sitter_typescript as tsts
 
 from common import CACHE_ROOT
-from held_out import answers, write_report
+from held_out import message_rows, message_table, write_report
 
 PACKAGES = (
     "express-4.21.2",
@@ -153,43 +153,6 @@ def build_cases(root: Path, project: str, per_kind: int, rng: random.Random) -> 
     return cases
 
 
-def ask(root: Path, index_root: Path, cases: list[Case]) -> list[dict]:
-    rows: list[dict] = []
-    for case, res in answers(root, index_root, cases):
-        files = list(dict.fromkeys(r.path for r in res.results))
-        rank = next((i + 1 for i, f in enumerate(files[:10]) if f in case.gold), None)
-        home = rank is not None and rank <= 2 and any(f in case.home for f in files[:2])
-        rows.append(
-            {
-                **asdict(case),
-                "rank": rank,
-                "home_and_module@2": home,
-                "top": files[:5],
-                "insufficient": res.insufficient,
-                "confidence": res.confidence,
-            }
-        )
-    return rows
-
-
-def table(rows: list[dict]) -> str:
-    lines = [
-        "| kind | n | MRR@10 | first | home@2 | refused |",
-        "| --- | --- | --- | --- | --- | --- |",
-    ]
-    for kind in (*KINDS, "all"):
-        group = [r for r in rows if kind in ("all", r["kind"])]
-        if not group:
-            continue
-        mrr = sum(1 / r["rank"] for r in group if r["rank"]) / len(group)
-        first = sum(r["rank"] == 1 for r in group)
-        homes = [r for r in group if r["home"]]
-        home = f"{sum(r['home_and_module@2'] for r in homes)}/{len(homes)}" if homes else "-"
-        refused = sum(r["insufficient"] for r in group)
-        lines.append(f"| {kind} | {len(group)} | {mrr:.3f} | {first} | {home} | {refused} |")
-    return "\n".join(lines)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--packages", type=Path, required=True, help="the npm packages, unpacked")
@@ -203,8 +166,8 @@ def main() -> None:
         raise SystemExit(f"not unpacked in {args.packages}: {', '.join(missing)}")
     rng = random.Random(args.seed)
     cases = [c for p in PACKAGES for c in build_cases(args.packages / p, p, args.per_kind, rng)]
-    rows = ask(args.packages, args.index_root, cases)
-    print(table(rows))
+    rows = message_rows(args.packages, args.index_root, cases)
+    print(message_table(rows, KINDS))
     write_report(rows, "js-runtime-errors", args.out)
 
 
