@@ -64,7 +64,8 @@ import tree_sitter_typescript as tsts
 from common import CACHE_ROOT
 from held_out import answers, write_report
 
-PACKAGES = (
+# The npm packages (js_runtime_errors.py asks the same ones), then Go's and Rust's.
+JS_PACKAGES = (
     "express-4.21.2",
     "commander-12.1.0",
     "axios-1.7.9",
@@ -73,6 +74,9 @@ PACKAGES = (
     "ws-8.18.0",
     "send-0.19.1",
     "rxjs-7.8.1",
+)
+PACKAGES = (
+    *JS_PACKAGES,
     "chi-5.0.7",
     "mux-1.8.0",
     "logrus-1.9.0",

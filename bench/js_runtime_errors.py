@@ -39,18 +39,9 @@ import tree_sitter_javascript as tsjs
 import tree_sitter_typescript as tsts
 
 from common import CACHE_ROOT
+from doc_questions import JS_PACKAGES as PACKAGES
 from held_out import message_rows, message_table, write_report
 
-PACKAGES = (
-    "express-4.21.2",
-    "commander-12.1.0",
-    "axios-1.7.9",
-    "koa-2.15.3",
-    "body-parser-1.20.3",
-    "ws-8.18.0",
-    "send-0.19.1",
-    "rxjs-7.8.1",
-)
 KINDS = ("not-defined", "not-a-function", "cannot-read", "class-new", "missing-export")
 _JS = ts.Language(tsjs.language())
 _LANGS = {".js": _JS, ".cjs": _JS, ".mjs": _JS, ".ts": ts.Language(tsts.language_typescript())}
