@@ -25,6 +25,24 @@ _JS_EXTS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
 _JS_RUNTIME_EXTS = (".js", ".jsx", ".mjs", ".cjs")
 
 
+def js_module_files(stem: str) -> list[str]:
+    """Where a JavaScript or TypeScript module imported as ``stem`` (a path without ``./``) may
+    live, in the order resolution tries them: as written when it has an extension, the
+    TypeScript source of a runtime extension (``x.js`` means ``x.ts`` in TypeScript ESM), with
+    each extension, then as a directory with an index file. The resolver takes the first the
+    workspace holds; a pasted "Cannot find module './x'" names them all."""
+    out: list[str] = []
+    if stem:
+        base, ext = posixpath.splitext(stem)
+        if ext:
+            out.append(stem)
+        if ext in _JS_RUNTIME_EXTS:
+            out.extend(base + e for e in (".ts", ".tsx", ".mts", ".cts"))
+        out.extend(stem + e for e in _JS_EXTS)
+    out.extend(posixpath.join(stem, f"index{e}") for e in _JS_EXTS)
+    return out
+
+
 # Manifests that decide where modules live, read by the index pass for the resolver.
 RESOLUTION_MANIFESTS = MANIFESTS | {"go.mod", "package.json", "Cargo.toml"}
 _GO_MODULE = re.compile(r"^\s*module\s+\"?([^\s\"/][^\s\"]*)\"?", re.MULTILINE)
@@ -206,23 +224,8 @@ class ImportResolver:
     # ------------------------------------------------------------------ javascript / typescript
 
     def _js_probe(self, stem: str) -> list[str]:
-        """``stem`` as written, with each extension, then as a directory with an index file."""
-        if stem:
-            if stem in self.known and posixpath.splitext(stem)[1]:
-                return [stem]
-            base, ext = posixpath.splitext(stem)
-            if ext in _JS_RUNTIME_EXTS:
-                for e in (".ts", ".tsx", ".mts", ".cts"):
-                    if base + e in self.known:
-                        return [base + e]
-            for e in _JS_EXTS:
-                if stem + e in self.known:
-                    return [stem + e]
-        for e in _JS_EXTS:
-            cand = posixpath.join(stem, f"index{e}")
-            if cand in self.known:
-                return [cand]
-        return []
+        """The first of :func:`js_module_files` the workspace holds."""
+        return next(([c] for c in js_module_files(stem) if c in self.known), [])
 
     def _js(self, path: str, spec: str) -> list[str]:
         spec = spec.split("?", 1)[0].split("#", 1)[0]

@@ -177,11 +177,10 @@ def apply_features(
         and not qa.about_tests
     )
     often = change_prior(churn, editor, qa)
-    source_named = bool(built) and any(
-        c.stored.chunk.path not in built
-        and any(names_file(p, c.stored.chunk.path) for p in qa.paths)
-        for c in cands
-    )
+    # The candidates' files the question names by path (or tail), and whether one is a source.
+    paths = {c.stored.chunk.path for c in cands} if qa.paths else set()
+    path_named = {path for path in paths if any(names_file(p, path) for p in qa.paths)}
+    source_named = any(path not in built for path in path_named)
     outside_ok = asks_outside_source(qa)
     out: list[Candidate] = []
     for c in cands:
@@ -210,7 +209,7 @@ def apply_features(
         # dropped (``include_generated`` drops only what declares itself generated), and not
         # demoted when the question names the file by its path, unless it names a source too
         # (``./never.js`` of a TypeScript import names rxjs's three builds and ``never.ts``).
-        named = any(names_file(p, ch.path) for p in qa.paths)
+        named = ch.path in path_named
         wanted = named and not source_named
         if ch.path in built and ch.path != editor.open_file and not wanted:
             if built[ch.path] != BUILD_VARIANT:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..index.imports import js_module_files
+
 
 @dataclass(frozen=True, slots=True)
 class Frame:
@@ -148,7 +150,6 @@ _JS_RUNTIME = tuple(
         r"^Cannot find module '(?P<spec>\.{1,2}/[^']+)'",
     )
 )
-_JS_EXTS = (".js", ".ts", ".mjs", ".cjs", ".jsx", ".tsx")
 # The interpreter's own types name no code of the workspace.
 _BUILTIN_TYPES = frozenset(
     {
@@ -210,16 +211,13 @@ def module_files(module: str) -> list[str]:
 
 
 def specifier_files(spec: str) -> list[str]:
-    """Where a relative JavaScript import lives, as path suffixes: ``./router/layer`` ->
-    ``router/layer.js``, ``router/layer.ts``, …, ``router/layer/index.js``; ``../utils.js`` ->
-    ``utils.js`` and ``utils.ts`` (TypeScript imports its own files as ``.js``)."""
+    """Where a relative JavaScript import lives, as path suffixes, by the resolver's own rules
+    (``index/imports.py``): ``./router/layer`` -> ``router/layer.ts``, ``router/layer.js``, …,
+    ``router/layer/index.js``; ``../utils.js`` -> ``utils.js``, ``utils.ts``, …"""
     base = re.sub(r"^(?:\.{1,2}/)+", "", spec)
     if not base or base.startswith("/"):
         return []
-    stem, dot, ext = base.rpartition(".")
-    if dot and "." + ext in _JS_EXTS and "/" not in ext:
-        return [base] + [f"{stem}{e}" for e in (".ts", ".tsx") if f".{ext}" != e]
-    return [f"{base}{e}" for e in _JS_EXTS] + [f"{base}/index{e}" for e in (".js", ".ts")]
+    return js_module_files(base)
 
 
 def map_to_workspace(frame: Frame, paths: list[str]) -> str | None:

@@ -37,6 +37,7 @@ def _member_path(node: ts.Node | None) -> list[str] | None:
 # (koa's ``lib/context.js`` ``module.exports = { throw () {…} }`` holds ``context.throw``), put
 # in by the walker, which knows the path.
 MODULE_OBJECT = "<module>"
+_MODULE_EXPORTS = ["module", "exports"]
 
 
 def _bare_value(value: ts.Node | None) -> ts.Node | None:
@@ -48,23 +49,30 @@ def _bare_value(value: ts.Node | None) -> ts.Node | None:
     return value
 
 
-def _object_of_methods(value: ts.Node | None) -> bool:
-    """An object literal with at least one method or function-valued property."""
+def _object_def(name: str, value: ts.Node | None) -> _Def | None:
+    """An object literal of methods (or function-valued properties): a container like a class
+    when it holds two or more (each its own chunk), one chunk when it holds one (fastify's
+    ``rootErrorHandler = { func, toJSON () {} }`` is a value with a helper, not a module of
+    functions to cut into two-line pieces); None for an object of data, or no object."""
     value = _bare_value(value)
-    return (
-        value is not None
-        and value.type == "object"
-        and any(js_member(c) is not None for c in value.named_children)
-    )
-
-
-def _object_def(name: str, value: ts.Node) -> _Def:
-    """An object of methods: a container like a class when it holds two or more (each its own
-    chunk), one chunk when it holds one (fastify's ``rootErrorHandler = { func, toJSON () {} }``
-    is a value with a helper, not a module of functions to cut into two-line pieces)."""
-    value = _bare_value(value) or value
+    if value is None or value.type != "object":
+        return None
     methods = sum(js_member(c) is not None for c in value.named_children)
+    if not methods:
+        return None
     return _Def("object", name, value, "class") if methods >= 2 else _Def("object", name)
+
+
+def _assigned(value: ts.Node | None) -> tuple[ts.Node | None, bool]:
+    """The value at the end of a chain of assignments (``res.set = res.header = function``,
+    koa's ``const proto = module.exports = {…}``), and whether the chain assigns
+    ``module.exports``."""
+    exports = False
+    while value is not None and value.type == "assignment_expression":
+        if _member_path(value.child_by_field_name("left")) == _MODULE_EXPORTS:
+            exports = True
+        value = value.child_by_field_name("right")
+    return value, exports
 
 
 def _js_assigned(expr: ts.Node) -> _Def | None:
@@ -77,19 +85,17 @@ def _js_assigned(expr: ts.Node) -> _Def | None:
     when anonymous, like ``export default``); ``app.use`` the method ``app.use``; of
     ``res.set = res.header = function header``, the first name.
     """
-    value = expr.child_by_field_name("right")
-    while value is not None and value.type == "assignment_expression":  # res.set = res.header =
-        value = value.child_by_field_name("right")
+    value, _ = _assigned(expr.child_by_field_name("right"))
     parts = _member_path(expr.child_by_field_name("left"))
     if value is None or parts is None or len(parts) < 2:
         return None
-    if _object_of_methods(value):
-        named = [p for p in parts if p != "prototype"]  # Foo.prototype = { a () {} }
-        name = MODULE_OBJECT if parts == ["module", "exports"] else ".".join(named)
-        return _object_def(name, value)
+    named = [p for p in parts if p != "prototype"]  # Foo.prototype = { a () {} }
+    obj = _object_def(MODULE_OBJECT if parts == _MODULE_EXPORTS else ".".join(named), value)
+    if obj is not None:
+        return obj
     if value.type not in _JS_FUNC_VALUES | {"class"}:
         return None
-    if parts[:2] == ["module", "exports"]:
+    if parts[:2] == _MODULE_EXPORTS:
         parts = parts[2:]
     elif parts[0] == "exports":
         parts = parts[1:]
@@ -100,15 +106,6 @@ def _js_assigned(expr: ts.Node) -> _Def | None:
     if value.type == "class":
         return _Def("class", name, value.child_by_field_name("body"), "class")
     return _Def("method" if len(parts) > 1 else "function", name)
-
-
-def _exports_object(value: ts.Node | None) -> bool:
-    """``module.exports = {…}`` inside a declaration (koa's ``const proto = module.exports =``)."""
-    while value is not None and value.type == "assignment_expression":
-        if _member_path(value.child_by_field_name("left")) == ["module", "exports"]:
-            return True
-        value = value.child_by_field_name("right")
-    return False
 
 
 def _js_namespace(node: ts.Node) -> _Def | None:
@@ -140,8 +137,9 @@ def js_top(node: ts.Node) -> _Def | None:
         inner = node.child_by_field_name("declaration")
         if inner is None:
             inner = node.child_by_field_name("value")
-            if inner is not None and _object_of_methods(inner):  # export default { data () {} }
-                return _object_def(MODULE_OBJECT, inner)
+            obj = _object_def(MODULE_OBJECT, inner)  # export default { data () {} }
+            if obj is not None:
+                return obj
             if inner is not None and inner.type in _JS_FUNC_VALUES | {"class"}:
                 kind = "class" if inner.type == "class" else "function"
                 body = inner.child_by_field_name("body") if kind == "class" else None
@@ -161,12 +159,8 @@ def js_top(node: ts.Node) -> _Def | None:
             name = node_text(decls[0].child_by_field_name("name"))
             if value is not None and value.type in _JS_FUNC_VALUES:
                 return _Def("function", name)
-            if _exports_object(value):
-                while value is not None and value.type == "assignment_expression":
-                    value = value.child_by_field_name("right")
-                name = MODULE_OBJECT
-            if value is not None and _object_of_methods(value):
-                return _object_def(name, value)
+            value, exports = _assigned(value)
+            return _object_def(MODULE_OBJECT if exports else name, value)
         return None
     if t == "interface_declaration":
         return _Def("interface", node_text(node.child_by_field_name("name")))
