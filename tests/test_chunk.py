@@ -344,8 +344,9 @@ def test_javascript_objects_of_methods() -> None:
     throw () {…} }`` in ``lib/context.js`` holds ``context.throw`` (the module's own name), a
     ``const helpers = {…}`` holds ``helpers.parse``, ``Router.prototype = {…}`` holds
     ``Router.use``; an object with one method is one chunk,
-    an object of data stays module code, and a banner of stars does not cling to the function
-    below it."""
+    an object of data stays module code, and a banner of stars heads the function below it
+    across a blank line (a section heading, not its doc: alone it was a chunk of three lines
+    that pointed at nothing)."""
     chunks = chunk_file("lib/context.js", OBJECTS, _cfg())
     assert _shape(chunks) == [
         (1, 1, "object", "context"),
@@ -361,8 +362,7 @@ def test_javascript_objects_of_methods() -> None:
         (33, 33, "object", "Router"),
         (34, 34, "method", "Router.route"),
         (35, 35, "method", "Router.use"),
-        (38, 40, "module", ""),
-        (42, 42, "function", "next"),
+        (38, 42, "function", "next"),
     ]
     _check_text(chunks, OBJECTS)
     assert _by_symbol(chunks, "context.throw").calls == ("createError",)
@@ -838,3 +838,63 @@ def test_detect_language() -> None:
     ]
     assert detect_language("README.md") is None
     assert detect_language("Makefile") is None
+
+
+SECTIONS_JAVA = _src(
+    """
+    package org.example;
+
+    public class ArrayUtils {
+        public static int[] nullToEmpty(final int[] array) {
+            return array == null ? new int[0] : array;
+        }
+
+        // Primitive/Object array converters
+        // ----------------------------------------------------------------------
+
+        /**
+         * Converts an array of object Floats to primitives.
+         */
+        public static float[] toPrimitive(final Float[] array) {
+            return null;
+        }
+    }
+    """
+)
+
+SECTIONS_RUBY = _src(
+    """
+    # frozen_string_literal: true
+
+    module Rack
+      # Sinatra delegation mixin.
+      module Delegator # :nodoc:
+        def self.delegate(*methods)
+          methods
+        end
+      end
+    end
+    """
+)
+
+
+def test_a_section_heading_opens_what_it_heads() -> None:
+    """A comment alone between two definitions (``// Primitive/Object array converters`` and
+    its rule of dashes, across a blank line; a file's ``# frozen_string_literal: true``) was a
+    chunk of a line or two that matched questions by its words and pointed at nothing: it
+    opens the chunk of the definition below it. A comment that ends a line of code (``module
+    Delegator # :nodoc:``) stays with that line, the module's header, instead of pulling the
+    first method's chunk up over it."""
+    java = _shape(chunk_file("src/ArrayUtils.java", SECTIONS_JAVA, _cfg()))
+    assert java == [
+        (1, 1, "module", ""),
+        (3, 3, "class", "ArrayUtils"),
+        (4, 6, "method", "ArrayUtils.nullToEmpty"),
+        (8, 16, "method", "ArrayUtils.toPrimitive"),
+    ]
+    ruby = _shape(chunk_file("lib/rack/delegator.rb", SECTIONS_RUBY, _cfg()))
+    assert ruby == [
+        (1, 3, "module", "Rack"),
+        (4, 5, "module", "Rack.Delegator"),
+        (6, 8, "method", "Rack.Delegator.delegate"),
+    ]

@@ -186,6 +186,30 @@ def _doc_block(node: ts.Node) -> int:
     return 1 if text.startswith(b"/**") and text[3:4] in (b" ", b"\n", b"\t") else 0
 
 
+def _trailing(node: ts.Node) -> bool:
+    """Whether ``node`` starts on the line where code before it ends (a comment after code)."""
+    prev = node.prev_sibling
+    return prev is not None and last_row(prev) == first_row(node)
+
+
+# A section heading is this many lines at most (longer comments are a licence, or code
+# commented out), and stands this many blank lines at most above what it heads.
+_HEADING_LINES = 4
+_HEADING_GAP = 2
+
+
+def _heading(nodes: Sequence[ts.Node], starts: list[int], group: list[int], i: int) -> bool:
+    """Whether the code gathered before ``nodes[i]`` is comments only, just above it: a section
+    heading (``// Primitive/Object array converters``, ``// ----``), a file's first comment
+    (``# frozen_string_literal: true``, a licence). Alone it made a chunk of a line or two
+    that matched questions by its words and pointed at nothing; it heads the definition below
+    it instead."""
+    if _trailing(nodes[group[0]]) or not all("comment" in nodes[k].type for k in group):
+        return False
+    end = last_row(nodes[group[-1]])
+    return end - starts[group[0]] < _HEADING_LINES and starts[i] - end - 1 <= _HEADING_GAP
+
+
 @dataclass(slots=True)
 class Span:
     start: int  # 0-based row, inclusive
@@ -217,7 +241,8 @@ class Walker:
         defs: list[_Def | None] = [self.classify(n, member) for n in nodes]
         starts = [first_row(n) for n in nodes]
         consumed = [False] * len(nodes)
-        # Comments, decorators and attributes directly above a definition belong to it.
+        # Comments, decorators and attributes directly above a definition belong to it (not a
+        # comment that ends a line of code: ``module Delegator # :nodoc:``).
         for i, d in enumerate(defs):
             if d is None or d.scope == "transparent":
                 continue
@@ -228,6 +253,7 @@ class Walker:
                 and nodes[j].type in self.attachable
                 and last_row(nodes[j]) >= starts[j + 1] - 1 - _doc_block(nodes[j])
                 and (j == 0 or last_row(nodes[j - 1]) < starts[j])
+                and not _trailing(nodes[j])
             ):
                 consumed[j] = True
                 starts[i] = starts[j]
@@ -243,14 +269,20 @@ class Walker:
                     group = []
                 group.append(i)
                 continue
+            heading = None
+            if group and _heading(nodes, starts, group, i):
+                heading, group = starts[group[0]], []
             if group:
                 self._group(nodes, starts, group, owner)
                 group = []
+            first = len(self.spans)
             if d.scope == "transparent":
                 if d.body is not None:
                     self.items(self.members(d.body), prefix, member, owner)
-                continue
-            self._definition(node, d, starts[i], prefix)
+            else:
+                self._definition(node, d, starts[i], prefix)
+            if heading is not None and len(self.spans) > first:
+                self.spans[first].start = heading  # it opens the definition's first chunk
         if group:
             self._group(nodes, starts, group, owner)
 
