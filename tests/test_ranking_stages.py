@@ -448,6 +448,26 @@ def test_diversify_moves_a_files_extra_chunks_behind_the_rest() -> None:
     assert [c.id for c in out] == [0, 1, 9, 2, 3]
 
 
+def test_a_place_shows_more_of_its_file_than_an_open_files_partners() -> None:
+    """Asked from nowhere, a question is about a place whose near-twins share its file: five
+    chunks of one file come before the others'. Asked from an open file, it is about that file's
+    partners: three, the open file itself six."""
+    ranking = Config().ranking
+    assert assemble.file_quota(ranking, None) == 5
+    assert assemble.file_quota(ranking, "a.py") == 3
+    same = [
+        cand(chunk(i, path="a.py", symbol=f"f{i}", start=i * 10), fused=1.0 - i / 10)
+        for i in range(7)
+    ]
+    other = cand(chunk(9, path="b.py", symbol="g"), fused=0.1)
+    out = assemble.diversify([*same, other], assemble.file_quota(ranking, None))
+    assert [c.id for c in out] == [0, 1, 2, 3, 4, 9, 5, 6]
+    out = assemble.diversify([*same, other], assemble.file_quota(ranking, "c.py"), open_file="c.py")
+    assert [c.id for c in out] == [0, 1, 2, 9, 3, 4, 5, 6]
+    out = assemble.diversify([*same, other], assemble.file_quota(ranking, "a.py"), open_file="a.py")
+    assert [c.id for c in out] == [0, 1, 2, 3, 4, 5, 9, 6]
+
+
 def test_distinct_places_first_unless_a_repeat_is_clearly_better() -> None:
     def c(cid: int, path: str, score: float) -> Candidate:
         out = cand(chunk(cid, path=path, symbol=f"s{cid}", start=cid * 10))

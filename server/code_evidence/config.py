@@ -110,8 +110,12 @@ class RankingConfig:
     structural_k: int = _key(100, 0, 10_000)
     # A multiplier on test chunks unless the query is about tests.
     test_penalty: float = _key(0.5, 0.0, 1.0)
-    # At most this many chunks of one file in the ranked list.
-    per_file_results: int = _key(3, 1, MAX_LIMIT)
+    # At most this many chunks of one file in the ranked list before the other files' come: a
+    # question with no open file asks for a place, and the place's near-twins (a class's
+    # overloads) are in the same file, so five; one asked from an open file wants its partners
+    # (what else must change), so three, the open file itself twice that.
+    per_file_results: int = _key(5, 1, MAX_LIMIT)
+    per_file_results_open: int = _key(3, 1, MAX_LIMIT)
     # Distinct places first: a file already listed comes again only when its next chunk
     # scores more than this many times the best chunk of a file not listed yet (1: off; off by
     # default: at 1.5 it cost chunk@10 on Python, 0.01-0.05, and was mixed elsewhere).

@@ -240,7 +240,7 @@ def answer(
     pause(control)
     t0 = time.perf_counter()
     ranked = assemble.diversify(
-        cands, cfg.ranking.per_file_results, cfg.ranking.distinct_margin, open_file
+        cands, assemble.file_quota(cfg.ranking, open_file), cfg.ranking.distinct_margin, open_file
     )
     ranked = assemble.members_first(ranked, set(qa.names))
     top = [evidence(c) for c in ranked[: verdict.TOP]]
