@@ -65,6 +65,8 @@ _BLOCK_DEFS = frozenset(
      "interface_declaration", "enum_declaration", "record_declaration", "function_definition",
      "trait_declaration"}
 )  # fmt: skip
+_COMMENTS = frozenset({"comment", "block_comment"})
+_RUBY_DEFS = frozenset({"method", "singleton_method"})
 _LINK = re.compile(r"\{@link(?:code|plain)?\s+([^}|\s]+)[^}]*\}")
 _INLINE_TAG = re.compile(r"\{@(?:code|literal|link|linkplain|value)\s+([^}]*)\}")
 _TAG = re.compile(r"</?[a-zA-Z][^>]*>")
@@ -278,10 +280,6 @@ def _block_walk(nodes: list[ts.Node], path: str, out: list[Doc]) -> None:
                 out.append(Doc(path, text, sentence, *rows, _statements(node), comment))
         if node.named_children:
             _block_walk(list(node.named_children), path, out)
-
-
-_COMMENTS = frozenset({"comment", "block_comment"})
-_RUBY_DEFS = frozenset({"method", "singleton_method"})
 
 
 def _ruby_walk(nodes: list[ts.Node], path: str, out: list[Doc], lines: list[str]) -> None:

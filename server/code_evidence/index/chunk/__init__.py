@@ -38,6 +38,8 @@ __all__ = ["CHUNKER_VERSION", "EXT_LANG", "chunk_file", "detect_language"]
 # class, and a ``/** */`` block documents across a blank line. 3: a bare Rust ``impl X {``
 # header opens its first method's chunk instead of being one of its own. 4: TypeScript
 # namespaces and ``declare module`` blocks are scopes; ``{…} satisfies T`` is an object too.
+# 5: a comment alone just above a definition (a section heading) opens its chunk; a comment
+# that ends a line of code is no member's leading comment.
 CHUNKER_VERSION = "5"
 
 # Share of a file's lines inside top-level ERROR nodes above which definitions are unreliable.

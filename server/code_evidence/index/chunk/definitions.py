@@ -201,9 +201,9 @@ _HEADING_GAP = 2
 def _heading(nodes: Sequence[ts.Node], starts: list[int], group: list[int], i: int) -> bool:
     """Whether the code gathered before ``nodes[i]`` is comments only, just above it: a section
     heading (``// Primitive/Object array converters``, ``// ----``), a file's first comment
-    (``# frozen_string_literal: true``, a licence). Alone it made a chunk of a line or two
-    that matched questions by its words and pointed at nothing; it heads the definition below
-    it instead."""
+    (``# frozen_string_literal: true``), never a licence (longer). Alone it made a chunk of a
+    line or two that matched questions by its words and pointed at nothing; it heads the
+    definition below it instead."""
     if _trailing(nodes[group[0]]) or not all("comment" in nodes[k].type for k in group):
         return False
     end = last_row(nodes[group[-1]])
