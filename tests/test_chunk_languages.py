@@ -149,6 +149,58 @@ def test_csharp_types_methods_usings_and_namespaces() -> None:
     assert by_symbol(found, "InvoiceService.Save").calls == ("Store", "Invoice", "Run")
 
 
+def test_csharp_and_c_conditional_blocks() -> None:
+    """A conditional block that holds definitions is walked as if they stood where it stands:
+    Newtonsoft.Json wraps whole files in ``#if !(NETFX_CORE || PORTABLE)``, and its classes and
+    methods were one unnamed window; the ``#if`` line opens the first chunk inside. A
+    ``#region`` heads what follows, as a comment heading does. A conditional block with no
+    definition is code like the code around it (cJSON's ``#ifdef true / #undef true``), not a
+    chunk of a line or two."""
+    found = chunks(
+        "Src/Converters/BinaryConverter.cs",
+        """
+        #if !(NETFX_CORE || PORTABLE)
+        using System;
+        namespace Newtonsoft.Json.Converters
+        {
+            public class BinaryConverter : JsonConverter
+            {
+        #if !NET20
+                private const string BinaryTypeName = "System.Data.Linq.Binary";
+        #endif
+                public override void WriteJson(JsonWriter writer) { }
+
+                #region Reading
+                public override object ReadJson(JsonReader reader) { return null; }
+                #endregion
+            }
+        }
+        #endif
+        """,
+    )
+    assert shape(found) == [
+        (1, 2, "module", ""),
+        (5, 9, "class", "BinaryConverter"),
+        (10, 10, "method", "BinaryConverter.WriteJson"),
+        (12, 13, "method", "BinaryConverter.ReadJson"),
+        (14, 14, "class", "BinaryConverter"),
+    ]
+    found = chunks(
+        "cJSON.c",
+        """
+        #include <string.h>
+
+        #ifdef true
+        #undef true
+        #endif
+        #define true ((cJSON_bool)1)
+
+        int cJSON_Version(void) { return 1; }
+        """,
+    )
+    assert shape(found) == [(1, 6, "module", ""), (8, 8, "function", "cJSON_Version")]
+
+
 def test_ruby_modules_classes_and_requires() -> None:
     found = chunks(
         "lib/billing/invoice.rb",

@@ -39,8 +39,10 @@ __all__ = ["CHUNKER_VERSION", "EXT_LANG", "chunk_file", "detect_language"]
 # header opens its first method's chunk instead of being one of its own. 4: TypeScript
 # namespaces and ``declare module`` blocks are scopes; ``{…} satisfies T`` is an object too.
 # 5: a comment alone just above a definition (a section heading) opens its chunk; a comment
-# that ends a line of code is no member's leading comment.
-CHUNKER_VERSION = "5"
+# that ends a line of code is no member's leading comment. 6: C's and C#'s conditional blocks
+# are walked only when they hold a definition (C#'s were not walked at all); a C# ``#region``
+# heads what follows.
+CHUNKER_VERSION = "6"
 
 # Share of a file's lines inside top-level ERROR nodes above which definitions are unreliable.
 _MAX_ERROR_SHARE = 0.5

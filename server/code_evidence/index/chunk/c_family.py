@@ -17,7 +17,7 @@ import re
 
 import tree_sitter as ts
 
-from .syntax import Def, LanguageSpec, in_order, node_text, unquote
+from .syntax import Def, LanguageSpec, in_order, node_text, preproc_block, unquote
 
 DECLARATION = "declaration"  # a function declared without its body (a prototype)
 
@@ -116,7 +116,7 @@ def _typedef(node: ts.Node) -> Def | None:
 def classify(node: ts.Node, member: bool) -> Def | None:
     t = node.type
     if t in _TRANSPARENT:
-        return Def("", "", node, "transparent")
+        return preproc_block(node, member, classify)
     if t == "function_definition":
         return _function(node, member)
     if t == "template_declaration":

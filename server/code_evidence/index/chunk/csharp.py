@@ -11,7 +11,15 @@ from __future__ import annotations
 
 import tree_sitter as ts
 
-from .syntax import DECLARES, Def, LanguageSpec, compact_text, field_text, in_order
+from .syntax import (
+    DECLARES,
+    Def,
+    LanguageSpec,
+    compact_text,
+    field_text,
+    in_order,
+    preproc_block,
+)
 
 _TYPES = {
     "class_declaration": "class",
@@ -20,6 +28,7 @@ _TYPES = {
     "record_declaration": "record",
     "record_struct_declaration": "record",
 }
+_PREPROC = frozenset({"preproc_if", "preproc_elif", "preproc_else"})
 _METHODS = frozenset(
     {
         "method_declaration",
@@ -33,6 +42,8 @@ _METHODS = frozenset(
 
 def classify(node: ts.Node, member: bool) -> Def | None:
     t = node.type
+    if t in _PREPROC:
+        return preproc_block(node, member, classify)
     if t == "namespace_declaration":
         body = node.child_by_field_name("body")
         return Def("", "", body, "transparent") if body is not None else None

@@ -11,8 +11,8 @@ import tree_sitter as ts
 
 from .javascript import MODULE_OBJECT, js_member, js_top
 from .languages import SPECS
+from .syntax import PREPROC, first_row, last_row, node_text, preproc_items
 from .syntax import Def as _Def
-from .syntax import first_row, last_row, node_text
 
 _SPLIT_OVERLAP = 10
 
@@ -192,6 +192,11 @@ def _trailing(node: ts.Node) -> bool:
     return prev is not None and last_row(prev) == first_row(node)
 
 
+def _heading_line(node: ts.Node) -> bool:
+    """A comment, or C#'s ``#region Serialize`` / ``#endregion`` (a section by another name)."""
+    return "comment" in node.type or node.type in ("preproc_region", "preproc_endregion")
+
+
 # A section heading is this many lines at most (longer comments are a licence, or code
 # commented out), and stands this many blank lines at most above what it heads.
 _HEADING_LINES = 4
@@ -204,7 +209,7 @@ def _heading(nodes: Sequence[ts.Node], starts: list[int], group: list[int], i: i
     (``# frozen_string_literal: true``), never a licence (longer). Alone it made a chunk of a
     line or two that matched questions by its words and pointed at nothing; it heads the
     definition below it instead."""
-    if _trailing(nodes[group[0]]) or not all("comment" in nodes[k].type for k in group):
+    if _trailing(nodes[group[0]]) or not all(_heading_line(nodes[k]) for k in group):
         return False
     end = last_row(nodes[group[-1]])
     return end - starts[group[0]] < _HEADING_LINES and starts[i] - end - 1 <= _HEADING_GAP
@@ -278,7 +283,10 @@ class Walker:
             first = len(self.spans)
             if d.scope == "transparent":
                 if d.body is not None:
-                    self.items(self.members(d.body), prefix, member, owner)
+                    inner = preproc_items(d.body) if d.kind == PREPROC else self.members(d.body)
+                    self.items(inner, prefix, member, owner)
+                if d.kind == PREPROC and len(self.spans) > first:
+                    self.spans[first].start = min(self.spans[first].start, starts[i])  # #if
             else:
                 self._definition(node, d, starts[i], prefix)
             if heading is not None and len(self.spans) > first:

@@ -94,6 +94,32 @@ def named_children(node: ts.Node) -> list[ts.Node]:
     return list(node.named_children)
 
 
+# The kind of a conditional block (``#if``, ``#ifdef``, ``#else``) walked transparently.
+PREPROC = "preproc"
+
+
+def preproc_items(node: ts.Node) -> list[ts.Node]:
+    """What a conditional block holds: its named children but the condition it tests (``#if
+    !NET20``'s expression, ``#ifdef``'s name)."""
+    return [
+        c
+        for i, c in enumerate(node.children)
+        if c.is_named and node.field_name_for_child(i) not in ("condition", "name")
+    ]
+
+
+def preproc_block(
+    node: ts.Node, member: bool, classify: Callable[[ts.Node, bool], Def | None]
+) -> Def | None:
+    """A conditional block that holds a definition is walked as if its items stood where it
+    stands (Newtonsoft.Json wraps whole files in ``#if !(NETFX_CORE || PORTABLE)``; a C header
+    its guard); one that holds none is code like the code around it (cJSON's ``#ifdef true /
+    #undef true / #endif``), not a chunk of a line or two of its own."""
+    if any(classify(c, member) is not None for c in preproc_items(node)):
+        return Def(PREPROC, "", node, "transparent")
+    return None
+
+
 @dataclass(frozen=True)
 class LanguageSpec:
     """One language, as its family module describes it.
