@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import tree_sitter as ts
+import tree_sitter_c_sharp as tscs
 import tree_sitter_go as tsgo
 import tree_sitter_java as tsjava
 import tree_sitter_javascript as tsjs
@@ -47,6 +48,7 @@ LANGS = {
     ".rs": ts.Language(tsrust.language()),
     ".java": ts.Language(tsjava.language()),
     ".php": ts.Language(tsphp.language_php()),
+    ".cs": ts.Language(tscs.language()),
     ".rb": ts.Language(tsruby.language()),
 }
 # Folders whose files ask no question (their doc comments still count as copies).
@@ -66,6 +68,12 @@ _BLOCK_DEFS = frozenset(
      "trait_declaration"}
 )  # fmt: skip
 _COMMENTS = frozenset({"comment", "block_comment"})
+# C#'s documented definitions (``///`` lines above them; attributes are inside the node).
+_CS_DEFS = frozenset(
+    {"method_declaration", "constructor_declaration", "class_declaration",
+     "interface_declaration", "struct_declaration", "record_declaration"}
+)  # fmt: skip
+_XML_REF = re.compile(r"<(?:see|paramref|typeparamref)\s+\w+=\"([^\"]+)\"\s*/>")
 _RUBY_DEFS = frozenset({"method", "singleton_method"})
 _LINK = re.compile(r"\{@link(?:code|plain)?\s+([^}|\s]+)[^}]*\}")
 _INLINE_TAG = re.compile(r"\{@(?:code|literal|link|linkplain|value)\s+([^}]*)\}")
@@ -282,6 +290,32 @@ def _block_walk(nodes: list[ts.Node], path: str, out: list[Doc]) -> None:
             _block_walk(list(node.named_children), path, out)
 
 
+def xml_doc_sentence(lines: list[str]) -> str:
+    """The first sentence of a C# ``<summary>``: its references (``<see cref="T:X"/>``) and
+    inline tags (``<c>x</c>``) read as their text."""
+    text = " ".join(lines)
+    m = re.search(r"<summary>(.*?)(?:</summary>|$)", text, re.S)
+    inner = _XML_REF.sub(lambda r: r.group(1).split(":")[-1], m.group(1) if m else "")
+    inner = html.unescape(_TAG.sub("", inner))
+    return first_sentence([inner])
+
+
+def _cs_walk(nodes: list[ts.Node], path: str, out: list[Doc]) -> None:
+    """C#'s documented definitions, at any depth (namespaces, classes, ``#if`` blocks)."""
+    for i, node in enumerate(nodes):
+        if node.type in _CS_DEFS:
+            group = _line_group(nodes, i, "///", frozenset())
+            if group:
+                lines = [_text(c)[3:].strip() for c in group]
+                block = "\n".join(_text(c).rstrip("\n") for c in group)
+                rows = (node.start_point[0] + 1, node.end_point[0] + 1)
+                comment = (group[0].start_point[0] + 1, _last_row(group[-1]) + 1)
+                sentence = xml_doc_sentence(lines)
+                out.append(Doc(path, block, sentence, *rows, _statements(node), comment))
+        if node.named_children:
+            _cs_walk(list(node.named_children), path, out)
+
+
 def _ruby_walk(nodes: list[ts.Node], path: str, out: list[Doc], lines: list[str]) -> None:
     """Ruby's documented methods: ``#`` lines directly above a ``def``, read from the file's
     lines (tree-sitter puts the comments above a class's first method outside its body)."""
@@ -306,6 +340,8 @@ def _walk(suffix: str, tree: ts.Tree, data: bytes, path: str, out: list[Doc]) ->
         _ruby_walk(nodes, path, out, data.decode("utf-8", "replace").split("\n"))
     elif suffix in (".java", ".php"):
         _block_walk(nodes, path, out)
+    elif suffix == ".cs":
+        _cs_walk(nodes, path, out)
     else:
         {".go": _go_walk, ".rs": _rust_walk}.get(suffix, _js_walk)(nodes, path, out)
 
