@@ -107,3 +107,37 @@ def test_ruby_comment_lines_above_a_method(tmp_path: Path) -> None:
         """,
     )
     assert found == [("Creates a new MatchData object.", 7, 10, 2, (4, 6))]
+
+
+def test_csharp_summary_inside_a_conditional_block(tmp_path: Path) -> None:
+    found = _docs(
+        tmp_path,
+        "BinaryConverter.cs",
+        """
+        #if !(NETFX_CORE || PORTABLE)
+        namespace Newtonsoft.Json.Converters
+        {
+            /// <summary>
+            /// Converts a <see cref="T:System.Data.Linq.Binary"/> value to and from a base 64
+            /// string value.
+            /// </summary>
+            public class BinaryConverter : JsonConverter
+            {
+                /// <summary>Reads the <c>JSON</c> representation of the object.</summary>
+                /// <param name="reader">The reader.</param>
+                public object ReadJson(JsonReader reader) { return null; }
+            }
+        }
+        #endif
+        """,
+    )
+    assert found == [
+        (
+            "Converts a System.Data.Linq.Binary value to and from a base 64 string value.",
+            8,
+            13,
+            1,
+            (4, 7),
+        ),
+        ("Reads the JSON representation of the object.", 12, 12, 1, (10, 11)),
+    ]
