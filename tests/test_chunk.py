@@ -898,3 +898,33 @@ def test_a_section_heading_opens_what_it_heads() -> None:
         (4, 5, "module", "Rack.Delegator"),
         (6, 8, "method", "Rack.Delegator.delegate"),
     ]
+
+
+WRAPPED = _src(
+    """
+    import * as React from 'react';
+    const app = express();
+    const Button = React.forwardRef(({ variant, ...props }, ref) => {
+      const prefix = useBootstrapPrefix(variant, 'btn');
+      return <button ref={ref} className={prefix} {...props} />;
+    });
+    export const Card = memo(forwardRef(function Card(props, ref) {
+      return null;
+    }));
+    Button.displayName = 'Button';
+    """
+)
+
+
+def test_a_name_bound_to_a_wrapped_function_is_a_definition() -> None:
+    """React's components are written ``const Button = React.forwardRef((props, ref) => …)``
+    and ``memo(forwardRef(function Card …))``: a call that takes a function literal, directly
+    or through another such call, defines the name it is bound to (react-bootstrap's ``Button``
+    was a file-long chunk with no symbol). A call with no function in it (``express()``) is
+    module code as before."""
+    assert _shape(chunk_file("src/Button.jsx", WRAPPED, _cfg())) == [
+        (1, 2, "module", ""),
+        (3, 6, "function", "Button"),
+        (7, 9, "function", "Card"),
+        (10, 10, "module", ""),
+    ]

@@ -119,6 +119,22 @@ def _js_namespace(node: ts.Node) -> _Def | None:
     return _Def("module", unquote(name), body, "module")
 
 
+def _wraps_function(value: ts.Node, depth: int = 0) -> bool:
+    """Whether ``value`` is a call that takes a function literal, directly or through another
+    such call: React's ``forwardRef((props, ref) => …)``, ``memo(function Card() {…})``,
+    ``memo(forwardRef(…))``, a ``debounce(() => …, 100)``. The name it is bound to is the
+    definition (react-bootstrap's ``const Button = React.forwardRef(…)`` was a file-long module
+    chunk with no symbol); a call with no function in it (``express()``) is not."""
+    if value.type != "call_expression" or depth > 2:
+        return False
+    args = value.child_by_field_name("arguments")
+    if args is None:
+        return False
+    return any(
+        a.type in _JS_FUNC_VALUES or _wraps_function(a, depth + 1) for a in args.named_children
+    )
+
+
 def js_top(node: ts.Node) -> _Def | None:
     t = node.type
     if t in ("internal_module", "module"):
@@ -157,7 +173,7 @@ def js_top(node: ts.Node) -> _Def | None:
         if len(decls) == 1:
             value = decls[0].child_by_field_name("value")
             name = node_text(decls[0].child_by_field_name("name"))
-            if value is not None and value.type in _JS_FUNC_VALUES:
+            if value is not None and (value.type in _JS_FUNC_VALUES or _wraps_function(value)):
                 return _Def("function", name)
             value, exports = _assigned(value)
             return _object_def(MODULE_OBJECT if exports else name, value)
