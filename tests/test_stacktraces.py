@@ -13,6 +13,7 @@ from code_evidence.search.stacktraces import (
     map_to_workspace,
     message_fragments,
     parse_frames,
+    typed_text,
 )
 
 PY = """Traceback (most recent call last):
@@ -64,6 +65,54 @@ def test_other_languages() -> None:
     java = parse_frames(JAVA)
     assert java[0] == Frame("Broker.java", 57, "offer", "com/acme/queue/")
     assert message_fragments(error_messages(JAVA)[0]) == ["Queue full for group orders"]
+
+
+RUBY = """lib/rack/query.rb:190:in `check_size': total query size exceeds limit (QueryLimitError)
+\tfrom lib/rack/query.rb:61:in 'Rack::QueryParser#parse_nested_query'
+\tfrom app.rb:3:in '<main>'"""
+PHP = """PHP Fatal error:  Uncaught RuntimeException: Stream is detached in /srv/psr7/Stream.php:233
+Stack trace:
+#0 /srv/app/src/Upload.php(40): GuzzleHttp\\Psr7\\Stream->read(10)
+#1 {main}
+  thrown in /srv/psr7/Stream.php on line 233"""
+CSHARP = """Unhandled exception. Newtonsoft.Json.JsonReaderException: Unexpected end. Path ''.
+   at Newtonsoft.Json.JsonTextReader.ParseValue() in /_/Src/JsonTextReader.cs:line 434
+   at Program.Main(String[] args) in /app/Program.cs:line 9"""
+
+
+def test_ruby_php_and_csharp_frames() -> None:
+    """Innermost first, as each runtime's own trace says: Ruby's first line is where it was
+    raised; PHP's error line names the throw site, then ``#0`` outwards."""
+    assert [(f.path, f.line, f.function) for f in parse_frames(RUBY)] == [
+        ("lib/rack/query.rb", 190, "check_size"),
+        ("lib/rack/query.rb", 61, "parse_nested_query"),
+        ("app.rb", 3, "<main>"),
+    ]
+    assert [(f.path, f.line, f.function) for f in parse_frames(PHP)] == [
+        ("/srv/psr7/Stream.php", 233, None),
+        ("/srv/app/src/Upload.php", 40, "read"),
+    ]
+    assert [(f.path, f.line, f.function) for f in parse_frames(CSHARP)] == [
+        ("/_/Src/JsonTextReader.cs", 434, "ParseValue"),
+        ("/app/Program.cs", 9, "Main"),
+    ]
+    assert error_messages(RUBY) == ["QueryLimitError: total query size exceeds limit"]
+    assert error_messages(PHP) == ["RuntimeException: Stream is detached"]
+    assert typed_text(PHP).strip() == ""  # nothing typed: no must-match text from the trace
+
+
+def test_a_rust_panic_s_message_either_way_rust_prints_it() -> None:
+    """Before Rust 1.73 the message is quoted on the header line, since then it is the line
+    under it; ``'main'`` is the thread's name, never a name the answer must hold."""
+    old = "thread 'main' panicked at 'index out of range', src/buf.rs:12:5"
+    new = "thread 'main' panicked at src/buf.rs:12:5:\nindex out of range\nnote: run with "
+    new += "`RUST_BACKTRACE=1` environment variable to display a backtrace"
+    for text in (old, new):
+        assert error_messages(text) == ["panic: index out of range"]
+        assert [(f.path, f.line) for f in parse_frames(text)] == [("src/buf.rs", 12)]
+        assert typed_text(text).strip() == ""
+        qa = analyze(text)
+        assert qa.message_bodies == ["index out of range"] and "main" not in qa.identifiers
 
 
 def test_fragments_drop_formatted_values() -> None:

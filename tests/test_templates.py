@@ -30,6 +30,9 @@ from code_evidence.search.verdict import judge
         "panic: runtime error: index out of range [3] with length 3",
         'Exception in thread "main" java.lang.IllegalStateException: closed',
         "please help\nclick.exceptions.BadParameter: Invalid value for '--n'",
+        "PHP Fatal error:  Uncaught InvalidArgumentException: Invalid type in /srv/a.php:3",
+        "Unhandled exception. System.ArgumentException: Value must be positive.",
+        "lib/uri.rb:12:in 'parse': Invalid port 99999 (URI::InvalidURIError)",
     ],
 )
 def test_an_error_line_is_a_failure_question_whatever_its_prefix(line: str) -> None:
@@ -38,7 +41,51 @@ def test_an_error_line_is_a_failure_question_whatever_its_prefix(line: str) -> N
 
 
 @pytest.mark.parametrize(
-    "question", ["where is the port parsed", "TypeScript: where is the config read"]
+    ("line", "types", "body"),
+    [
+        (
+            'PHP Fatal error:  Uncaught Twig\\Error\\SyntaxError: Cannot use "extend" in a'
+            " block. in /srv/vendor/twig/src/TokenParser/ExtendsTokenParser.php:33",
+            ["SyntaxError"],
+            'Cannot use "extend" in a block.',
+        ),
+        (
+            "Unhandled exception. Newtonsoft.Json.JsonReaderException: Unexpected end when"
+            " reading bytes. Path 'a', line 1, position 5.",
+            ["JsonReaderException"],
+            "Unexpected end when reading bytes. Path 'a', line 1, position 5.",
+        ),
+        (
+            "lib/thor/parser/arguments.rb:137:in `parse_numeric': Expected numeric value for"
+            " '--n'; got x (Thor::MalformattedArgumentError)",
+            ["MalformattedArgumentError"],
+            "Expected numeric value for '--n'; got x",
+        ),
+        (
+            'Exception in thread "main" java.lang.IllegalStateException: Stopwatch already'
+            " started.",
+            ["IllegalStateException"],
+            "Stopwatch already started.",
+        ),
+    ],
+)
+def test_the_type_and_the_message_of_each_runtime_s_line(
+    line: str, types: list[str], body: str
+) -> None:
+    """PHP's, .NET's and Ruby's own lines for an uncaught error: the type that a raise site
+    throws (its last part: ``throw new SyntaxError(`` under a ``use``), and the text a literal
+    produced, without the place PHP prints after it."""
+    qa = analyze(line)
+    assert qa.exception_types == types and qa.message_bodies == [body]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "where is the port parsed",
+        "TypeScript: where is the config read",
+        "where is the session cache invalidated (Redis)",
+    ],
 )
 def test_prose_with_a_colon_is_not_an_error_line(question: str) -> None:
     assert analyze(question).intent != "fix-failure"
@@ -68,6 +115,16 @@ def test_prose_with_a_colon_is_not_an_error_line(question: str) -> None:
             "queue orders is full",
         ),
         ('msg = "cannot open " + path + " for writing"', "cannot open /tmp/x for writing"),
+        (
+            'raise ArgumentError, "can only include below #{@script_name}, not #{path}"',
+            "can only include below /app, not /etc",
+        ),
+        (
+            'throw new \\RuntimeException("Unable to seek to stream position {$offset}");',
+            "Unable to seek to stream position 12",
+        ),
+        ('throw new LogicException("Node $name->id does not exist");', "Node 7 does not exist"),
+        ('fatalError("cannot decode \\(key) as a date")', "cannot decode createdAt as a date"),
     ],
 )
 def test_templates_match_the_messages_they_produce(code: str, message: str) -> None:
@@ -110,6 +167,15 @@ def test_raise_sites_of_the_named_type() -> None:
     assert templates.raises("    raise InvalidURL(f'bad {u}')", "InvalidURL")
     assert templates.raises("throw new InvalidURL(u);", "InvalidURL")
     assert not templates.raises("class InvalidURL(ValueError):\n    pass", "InvalidURL")
+    # Qualified as PHP, Ruby and C# write it.
+    assert templates.raises(
+        "throw new \\InvalidArgumentException('Invalid type');", "InvalidArgumentException"
+    )
+    assert templates.raises("throw new Exception\\LogicException('x');", "LogicException")
+    assert templates.raises('raise URI::InvalidURIError, "bad"', "InvalidURIError")
+    assert templates.raises('fail ArgumentError, "bad"', "ArgumentError")
+    assert templates.raises("throw JsonReaderException.Create(this, msg);", "JsonReaderException")
+    assert not templates.raises("class InvalidURIError < Error; end", "InvalidURIError")
 
 
 TRACE = """Traceback (most recent call last):
@@ -186,6 +252,97 @@ def test_a_pasted_message_finds_the_raise_before_the_class(tmp_path: Path) -> No
     assert res.results[0].symbol == "parse_port"
     assert {"message-template", "raises"} <= set(res.results[0].reasons)
     assert not res.insufficient
+
+
+PHP_SOURCE = {
+    "src/Exception/InvalidStreamException.php": """<?php
+namespace Acme\\Http\\Exception;
+
+/** Thrown when a stream cannot be read, written or moved. */
+class InvalidStreamException extends \\RuntimeException
+{
+}
+""",
+    "src/Stream.php": """<?php
+namespace Acme\\Http;
+
+use Acme\\Http\\Exception\\InvalidStreamException;
+
+final class Stream
+{
+    public function seek(int $offset): void
+    {
+        if (!$this->seekable) {
+            throw new InvalidStreamException("Unable to seek to stream position {$offset}");
+        }
+    }
+
+    public function read(int $length): string
+    {
+        if ($length < 0) {
+            throw new InvalidStreamException('Length parameter cannot be negative');
+        }
+        return fread($this->stream, $length);
+    }
+}
+""",
+}
+RUBY_SOURCE = {
+    "lib/acme/errors.rb": """module Acme
+  # Raised when a query string is too large or too deep to parse.
+  class QueryLimitError < RangeError
+  end
+end
+""",
+    "lib/acme/query_parser.rb": """module Acme
+  class QueryParser
+    def check_size(qs)
+      if qs.bytesize > @limit
+        raise QueryLimitError, "total query size (#{qs.bytesize}) exceeds limit (#{@limit})"
+      end
+    end
+
+    def check_depth(depth)
+      raise QueryLimitError, "query nesting exceeds depth #{@depth_limit}" if depth > @depth_limit
+    end
+  end
+end
+""",
+}
+
+
+@pytest.mark.parametrize(
+    ("files", "line", "symbol"),
+    [
+        (
+            PHP_SOURCE,
+            "PHP Fatal error:  Uncaught Acme\\Http\\Exception\\InvalidStreamException: Unable to"
+            " seek to stream position 4096 in /srv/app/vendor/acme/http/src/Stream.php:12",
+            "Stream.seek",
+        ),
+        (
+            RUBY_SOURCE,
+            "lib/acme/query_parser.rb:5:in 'Acme::QueryParser#check_size': total query size"
+            " (5000000) exceeds limit (4194304) (Acme::QueryLimitError)",
+            "Acme.QueryParser.check_size",
+        ),
+        (
+            RUBY_SOURCE,
+            "total query size (5000000) exceeds limit (4194304) (Acme::QueryLimitError)",
+            "Acme.QueryParser.check_size",
+        ),
+    ],
+)
+def test_php_and_ruby_errors_find_the_throw_before_the_class(
+    tmp_path: Path, files: dict[str, str], line: str, symbol: str
+) -> None:
+    """PHP's and Ruby's own lines for an uncaught error (the type qualified with ``\\`` and
+    ``::``, Ruby's last, in parentheses; a message built with ``{$x}`` and ``#{x}``): the
+    throw that wrote it first, not the class named in it."""
+    res = _answer(tmp_path, files, line)
+    assert res.intent == "fix-failure"
+    assert res.results[0].symbol == symbol
+    assert "message-template" in res.results[0].reasons
 
 
 TESTED = {

@@ -170,9 +170,12 @@ def classify_intent(raw: str, has_trace: bool) -> str:
 
 
 def _exception_type_names(message: str) -> list[str]:
-    """``click.exceptions.BadParameter: ...`` -> the dotted name and its last component."""
-    dotted = message.split(":", 1)[0].split()[-1] if message.split(":", 1)[0].split() else ""
-    return [dotted, dotted.rsplit(".", 1)[-1]] if dotted else []
+    """``click.exceptions.BadParameter: ...`` -> the qualified name and its last part (parts
+    joined by dots, Ruby's ``::`` or PHP's backslash)."""
+    m = re.match(r"\s*((?:[\w$]+(?:\.|::|\\))*[\w$]+)(?:\[\w+\])?(?: \[[\w-]+\])?:", message)
+    if m is None:
+        return []
+    return [m.group(1), re.split(r"\.|::|\\", m.group(1))[-1]]
 
 
 # A type (capitalised: ``os.path`` is a module) and one of its members, ``.`` or ``::``.

@@ -30,22 +30,52 @@ _GO = re.compile(r"^\t(\S+\.go):(\d+)(?: \+0x[0-9a-f]+)?\s*$", re.M)
 _GO_FUNC = re.compile(r"^([\w./*()-]+)\(.*\)\s*$", re.M)
 _RUST_AT = re.compile(r"^\s*at (\S+\.rs):(\d+):\d+\s*$", re.M)
 _RUST_PANIC = re.compile(r"panicked at (?:'.*?', )?(\S+\.rs):(\d+):\d+")
+# A Rust panic's message: quoted on the header line before Rust 1.73 (``thread 'main' panicked
+# at 'index out of range', src/buf.rs:12:5``), on the line after it since. ``'main'`` names the
+# thread, not a function of the workspace.
+_RUST_PANIC_LINE = re.compile(r"^\s*thread '[^'\n]*' panicked at ", re.M)
+_RUST_PANIC_MESSAGE = re.compile(
+    r"^\s*thread '[^'\n]*' panicked at (?:'(.*)'(?:, \S+\.rs:\d+:\d+)?|\S+\.rs:\d+:\d+:\n(.+))\s*$",
+    re.M,
+)
 _JAVA = re.compile(r"^\s*at ([\w$.]+)\.([\w$<>]+)\(([\w$]+\.(?:java|kt|scala)):(\d+)\)", re.M)
-# An error line, ``Type: message``, whatever prefixes it: a dotted type whose last part is
-# capitalised (``requests.exceptions.InvalidURL``, ``java.lang.IllegalStateException``), a bare
-# one named like an exception (``KeyError``, ``BadParameter``, ``InvalidURL``), or the
+_RUBY = re.compile(r"^\s*(?:from )?((?:[A-Za-z]:)?[^\s:]+\.rb):(\d+):in [`']([^'\n]*)'", re.M)
+_PHP = re.compile(r"^#\d+ (\S+\.php)\((\d+)\): (?:[\w\\]+(?:->|::))?(\w+)\(", re.M)
+_PHP_THROWN = re.compile(r"^(?:PHP )?Fatal error: .*?Uncaught .*? in (\S+\.php):(\d+)\s*$", re.M)
+# The place PHP prints after an uncaught error's message (``… in /srv/src/Stream.php:12``).
+_PHP_PLACE = re.compile(r" in \S+\.php:\d+$")
+_CSHARP = re.compile(r"^\s*at ([\w.`<>+]+)\.([\w<>`]+)\(.*?\) in (.+?\.cs):line (\d+)\s*$", re.M)
+# What names an exception type: its parts joined by dots, Ruby's ``::`` or PHP's backslash, the
+# last one capitalised (``requests.exceptions.InvalidURL``, ``java.lang.IllegalStateException``,
+# ``URI::InvalidURIError``), or a bare name that reads like one (``KeyError``, ``BadParameter``).
+_TYPE_LAST = (
+    r"[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt)"
+    r"|(?:Invalid|Bad|Missing|Unknown|NoSuch|Illegal|Unsupported|Unexpected|Duplicate)[A-Z]\w*"
+    r"|[A-Z]\w*(?:Failure|Fault|Panic)"
+)
+# An error line, ``Type: message``, whatever prefixes it (Java's ``Exception in thread``, PHP's
+# ``PHP Fatal error:  Uncaught``, .NET's ``Unhandled exception.``): a type as above, or the
 # bare words CLIs and runtimes print: ``Error:``, ``error[E0308]:``, ``panic:``, ``fatal:``.
 _MESSAGE = re.compile(
-    r"^\s*(?:Exception in thread \"[^\"]*\" |Caused by: |Uncaught |\[\w+\] )?"
-    r"((?:[A-Za-z_][\w$]*\.)+[A-Z][\w$]*|[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt)"
-    r"|(?:Invalid|Bad|Missing|Unknown|NoSuch|Illegal|Unsupported|Unexpected|Duplicate)[A-Z]\w*"
-    r"|[A-Z]\w*(?:Failure|Fault|Panic)|[Ee]rror|ERROR|panic|fatal(?: error)?|FATAL)"
+    r"^\s*(?:Exception in thread \"[^\"]*\" |Caused by: |Uncaught |Unhandled [Ee]xception[.:] "
+    r"|(?:PHP )?(?:Fatal error|Warning):\s+Uncaught |\[\w+\] )?"
+    rf"((?:[A-Za-z_][\w$]*(?:\.|::|\\))+[A-Z][\w$]*|{_TYPE_LAST}"
+    r"|[Ee]rror|ERROR|panic|fatal(?: error)?|FATAL)"
     r"(?:\[\w+\])?(?: \[[\w-]+\])?:[ \t]+(\S.*?)\s*$",
     re.M,
 )
+# Ruby's own line for an uncaught error puts the type last, in parentheses, after the place:
+# ``lib/x.rb:12:in 'parse': Invalid port (URI::InvalidURIError)`` (the place may be cut off).
+_RUBY_MESSAGE = re.compile(
+    r"^\s*(?:(?:[A-Za-z]:)?[^\s:]+\.rb:\d+:in [`'][^'\n]*': )?(\S.*?) "
+    rf"\(((?:[A-Z]\w*::)*(?:Error|{_TYPE_LAST}))\)\s*$",
+    re.M,
+)
+# The lines a trace prints around its frames (Python's, Go's, PHP's, Rust's).
 _PY_HEADERS = re.compile(
     r"^(?:Traceback \(most recent call last\):|During handling of the above exception"
-    r"|The above exception was the direct cause|goroutine \d+ \[)"
+    r"|The above exception was the direct cause|goroutine \d+ \[|Stack trace:|#\d+ \{main\}"
+    r"|thrown in \S+ on line \d+|note: run with `RUST_BACKTRACE=)"
 )
 _FRAGMENT_SPLIT = re.compile(
     r"'[^']*'|\"[^\"]*\"|<[^>]*>|\b0x[0-9a-f]+\b|\b\d+\b|[\w./\\-]+\.\w{1,5}\b"
@@ -73,6 +103,13 @@ def parse_frames(text: str) -> list[Frame]:
         package = m.group(1).rsplit(".", 1)[0] if "." in m.group(1) else ""
         hint = package.replace(".", "/") + "/" if package else None
         frames.append(Frame(m.group(3), int(m.group(4)), m.group(2), hint))
+    for m in _RUBY.finditer(text):  # innermost first, as Ruby prints them
+        frames.append(Frame(m.group(1), int(m.group(2)), re.split(r"[ #.]", m.group(3))[-1]))
+    # PHP: the throw site on the error line, then the stack from #0 (innermost) out.
+    frames.extend(Frame(m.group(1), int(m.group(2)), None) for m in _PHP_THROWN.finditer(text))
+    frames.extend(Frame(m.group(1), int(m.group(2)), m.group(3)) for m in _PHP.finditer(text))
+    for m in _CSHARP.finditer(text):
+        frames.append(Frame(m.group(3), int(m.group(4)), m.group(2)))
     return list(dict.fromkeys(frames))
 
 
@@ -82,12 +119,19 @@ def typed_text(text: str) -> str:
     Must-match text is read from here only: a frame's path (``<string>``, another machine's
     ``/.../console.py``) or a value formatted into a message is not something the answer
     contains."""
-    frame_res = (_PY, _JS, _GO, _GO_FUNC, _RUST_AT, _RUST_PANIC, _JAVA, _MESSAGE)
+    frame_res = (_PY, _JS, _GO, _GO_FUNC, _RUST_AT, _RUST_PANIC, _JAVA, _RUBY, _PHP, _CSHARP)
+    frame_res += (_MESSAGE, _RUBY_MESSAGE, _RUST_PANIC_LINE)
     kept: list[str] = []
-    under_frame = False
+    under_frame = panic_next = False
     for line in text.split("\n"):
+        if panic_next:  # the message under a Rust panic's header
+            panic_next = False
+            continue
         if _PY.match(line):
             under_frame = True
+            continue
+        if _RUST_PANIC_LINE.match(line) and line.rstrip().endswith(":"):
+            panic_next = True
             continue
         if under_frame and line[:1] in (" ", "\t") and line.strip():
             continue  # the code line (and ^^^ markers) under a Python frame
@@ -99,8 +143,17 @@ def typed_text(text: str) -> str:
 
 
 def error_messages(text: str) -> list[str]:
-    """``KeyError: 'user'`` -> ``["KeyError: 'user'"]``: the error lines, verbatim."""
-    return list(dict.fromkeys(m.group(0).strip() for m in _MESSAGE.finditer(text)))
+    """``KeyError: 'user'`` -> ``["KeyError: 'user'"]``: the error lines from their type on
+    (what a runtime prints before it, ``PHP Fatal error:  Uncaught``, is not the message), and
+    Ruby's ``Invalid port (URI::InvalidURIError)`` and a Rust panic's message (``panic: …``)
+    written the same way, type first. The place PHP prints after the message is a frame
+    (:func:`parse_frames`), not its text."""
+    found = [
+        _PHP_PLACE.sub("", text[m.start(1) : m.end()].strip()) for m in _MESSAGE.finditer(text)
+    ]
+    found += [f"{m.group(2)}: {m.group(1)}" for m in _RUBY_MESSAGE.finditer(text)]
+    found += [f"panic: {m.group(1) or m.group(2)}" for m in _RUST_PANIC_MESSAGE.finditer(text)]
+    return list(dict.fromkeys(found))
 
 
 def message_fragments(message: str) -> list[str]:

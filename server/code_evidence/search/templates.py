@@ -23,11 +23,12 @@ _LITERAL = re.compile(
     r'"((?:[^"\\\n]|\\.){4,400})"|\'((?:[^\'\\\n]|\\.){4,400})\'|`((?:[^`\\]|\\.){4,400})`'
 )
 _TRIPLE = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'')
-# What a value is formatted in with: {..} (Python, Rust, C#, Kotlin ${..}, JS ${..}), %-verbs
-# (printf, Python %, Go), {} and Java's String.format verbs.
+# What a value is formatted in with: {..} (Python, Rust, C#, Kotlin ${..}, JS ${..}, Ruby #{..}),
+# %-verbs (printf, Python %, Go), {} and Java's String.format verbs, PHP's "$x" and "$x->y",
+# Swift's \(..).
 _PLACEHOLDER = re.compile(
-    r"\$\{[^}]*\}|\{[^{}]*\}|%(?:\([\w]+\))?[-+ #0]*\d*(?:\.\d+)?[sdrfvqxXTeEgGiocbwpn%]"
-    r"|\$\w+"
+    r"#\{[^}]*\}|\$\{[^}]*\}|\{[^{}]*\}|\\\([^)]*\)"
+    r"|%(?:\([\w]+\))?[-+ #0]*\d*(?:\.\d+)?[sdrfvqxXTeEgGiocbwpn%]|\$\w+(?:->\w+)*"
 )
 _ESCAPES = {"\\n": " ", "\\t": " ", "\\'": "'", '\\"': '"', "\\\\": "\\", "{{": "{", "}}": "}"}
 # A literal that is an address: a scheme or a protocol-relative "//" first. A chunk with more
@@ -129,12 +130,15 @@ def best_template(text: str, bodies: list[str]) -> TemplateMatch | None:
 
 
 def raises(text: str, type_name: str) -> bool:
-    """The chunk raises or throws ``type_name`` (Python ``raise X(``, JS/Java/C#/Kotlin
-    ``throw new X(`` / ``throw X(``, Rust ``Err(X`` / ``X::``-variants returned as errors)."""
+    """The chunk raises or throws ``type_name`` (Python ``raise X(``, Ruby ``raise X, "…"`` /
+    ``fail X``, JS/Java/C#/Kotlin/PHP ``throw new X(`` / ``throw X.Create(``, Rust ``Err(X`` /
+    ``X::``-variants returned as errors), its name qualified or not (``errors.X``,
+    ``Mod::X``, PHP's ``\\Ns\\X``)."""
     name = re.escape(type_name)
     return (
         re.search(
-            rf"\b(?:raise|throw(?:\s+new)?|Err\(|return\s+(?:new\s+)?)\s*(?:[\w.]+\.)?{name}\b",
+            rf"\b(?:raise|fail|throw(?:\s+new)?|Err\(|return\s+(?:new\s+)?)\s*"
+            rf"\\?(?:\w+(?:\.|::|\\))*{name}\b",
             text,
         )
         is not None
