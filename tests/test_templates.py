@@ -79,6 +79,23 @@ def test_the_type_and_the_message_of_each_runtime_s_line(
     assert qa.exception_types == types and qa.message_bodies == [body]
 
 
+def test_an_error_line_s_runtime_prefix_and_namespace_are_not_search_words() -> None:
+    """The words a runtime prints before the type and the namespace the type lives in match
+    every file that imports from it (PHP's ``use`` lines), not the throw; the type's own name
+    and the message stay."""
+    qa = analyze(
+        "PHP Fatal error:  Uncaught Symfony\\Component\\Console\\Exception\\"
+        'CommandNotFoundException: Command "nope" is not defined.'
+    )
+    assert not {"php", "fatal", "uncaught", "symfony", "component", "console"} & set(qa.terms)
+    assert {"commandnotfoundexception", "command", "defined"} <= set(qa.terms)
+    ruby = analyze("cannot expand with keys [:bar] (Mustermann::ExpandError)")
+    assert "mustermann" not in ruby.terms and "expand" in ruby.terms
+    assert analyze("No such file or directory - /etc/app.yml (Errno::ENOENT)").intent == (
+        "fix-failure"
+    )
+
+
 @pytest.mark.parametrize(
     "question",
     [
@@ -125,6 +142,10 @@ def test_prose_with_a_colon_is_not_an_error_line(question: str) -> None:
         ),
         ('throw new LogicException("Node $name->id does not exist");', "Node 7 does not exist"),
         ('fatalError("cannot decode \\(key) as a date")', "cannot decode createdAt as a date"),
+        (  # Twig appends the template and line where the message's full stop was
+            "throw new SyntaxError(sprintf('Unknown \"%s\" filter.', $name), $line);",
+            'Unknown "nope" filter in "page.html" at line 3.',
+        ),
     ],
 )
 def test_templates_match_the_messages_they_produce(code: str, message: str) -> None:
@@ -345,6 +366,48 @@ def test_php_and_ruby_errors_find_the_throw_before_the_class(
     assert "message-template" in res.results[0].reasons
 
 
+def test_a_template_deep_in_a_long_function_is_recalled_by_the_message_s_words(
+    tmp_path: Path,
+) -> None:
+    """The keyword channel ranks the chunks that name the exception (its class, every
+    ``throw``) above a long function that writes the message once; the chunks that hold every
+    literal word of the message join the channel after its own hits, so the template is read
+    (``recall_k`` 3 here stands for a large project's hundred)."""
+    users = {
+        f"src/Loader{i}.php": (
+            "<?php\nnamespace App;\n\nuse App\\Exception\\NotFoundException;\n\n"
+            f"final class Loader{i}\n{{\n    public function get(string $name)\n    {{\n"
+            "        throw new NotFoundException(sprintf('No loader for \"%s\".', $name));\n"
+            "    }\n}\n"
+        )
+        for i in range(6)
+    }
+    body = "\n".join(f"        $step{i} = $this->step{i}($name, $all);" for i in range(40))
+    files = {
+        ".code-evidence.toml": "[ranking]\nrecall_k = 3\n",
+        "src/Exception/NotFoundException.php": (
+            "<?php\nnamespace App\\Exception;\n\n/** A command, loader or namespace was not"
+            " found. */\nclass NotFoundException extends \\RuntimeException\n{\n}\n"
+        ),
+        **users,
+        "src/Application.php": (
+            "<?php\nnamespace App;\n\nuse App\\Exception\\NotFoundException;\n\n"
+            "final class Application\n{\n    public function find(string $name)\n    {\n"
+            f"{body}\n"
+            "        $message = sprintf('Command \"%s\" is not defined.', $name);\n"
+            "        throw new NotFoundException($message);\n    }\n}\n"
+        ),
+    }
+    res = _answer(
+        tmp_path,
+        files,
+        'PHP Fatal error:  Uncaught App\\Exception\\NotFoundException: Command "nope" is not'
+        " defined.",
+    )
+    assert res.results[0].symbol == "Application.find"
+    assert "message-template" in res.results[0].reasons
+
+
 TESTED = {
     "app/config.py": """
 import os
@@ -430,6 +493,8 @@ def _regex_best_template(text: str, bodies: list[str]) -> templates.TemplateMatc
         for k, v in templates._ESCAPES.items():
             split = split.replace(k, v)
         pieces = templates._PLACEHOLDER.split(split)
+        if pieces[-1].endswith(".") and not pieces[-1].endswith(".."):
+            pieces[-1] = pieces[-1][:-1]  # a wrapper may append where the full stop was
         fixed = sum(len(p.strip()) for p in pieces)
         if fixed < templates.MIN_LITERAL:
             continue

@@ -176,18 +176,24 @@ class LexicalIndex:
 
     @locked
     def search(
-        self, terms: Sequence[str], k: int, boosts: dict[str, float] | None = None
+        self,
+        terms: Sequence[str],
+        k: int,
+        boosts: dict[str, float] | None = None,
+        require_all: bool = False,
     ) -> list[tuple[int, float]]:
         """BM25 over (body, symbol, path). ``terms`` are already code terms (see
         :func:`code_terms`); a term may repeat to weigh more (the query parser boosts with
-        ``^``). Returns (chunk id, score), best first."""
+        ``^``). ``require_all``: only chunks that hold every term. Returns (chunk id, score),
+        best first."""
         weighted: dict[str, float] = {}
         for t in terms:
             if (t.isascii() and t.replace("_", "").isalnum()) or HAN_RUN_RE.fullmatch(t):
                 weighted[t] = weighted.get(t, 0.0) + 1.0
         if not weighted:
             return []
-        qtext = " ".join(f"{t}^{w:g}" if w != 1.0 else t for t, w in weighted.items())
+        must = "+" if require_all else ""
+        qtext = " ".join(f"{must}{t}^{w:g}" if w != 1.0 else must + t for t, w in weighted.items())
         query = self.index.parse_query(
             qtext, default_field_names=list(FIELD_BOOSTS), field_boosts=FIELD_BOOSTS
         )

@@ -18,10 +18,12 @@ from . import crosslingual
 from .stacktraces import (
     Frame,
     error_messages,
+    literal_text,
     message_fragments,
     parse_frames,
     runtime_names,
     typed_text,
+    without_error_boilerplate,
 )
 from .templates import message_body
 
@@ -83,6 +85,9 @@ class QueryAnalysis:
     # What a message template in the code may have produced: the bodies of the error lines,
     # or a short one-line question that may be a message pasted without its type.
     message_bodies: list[str] = field(default_factory=list)
+    # The words every error line's literal text holds (values formatted in left out): a chunk
+    # that holds them all may be the template, however the keyword channel ranks it.
+    message_terms: list[list[str]] = field(default_factory=list)
     exception_types: list[str] = field(default_factory=list)  # named in error lines ("KeyError")
     # English rendering of a question that holds Chinese (crosslingual.py); None for others.
     rendering: str | None = None
@@ -167,6 +172,14 @@ def classify_intent(raw: str, has_trace: bool) -> str:
     if re.match(r"(where|which file|find|locate|show me)\b", text):
         return "find-file"
     return "find-file"
+
+
+def literal_terms(body: str) -> list[str]:
+    """The distinct search words of a message body's literal text: what a template that
+    produced it must hold, the values formatted into it (quoted names, numbers, paths) left
+    out."""
+    words = code_terms(literal_text(body))
+    return list(dict.fromkeys(w for w in words if w not in STOPWORDS and len(w) > 1))
 
 
 def _exception_type_names(message: str) -> list[str]:
@@ -299,7 +312,8 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
     rendering = crosslingual.render(raw)
 
     terms: list[str] = []
-    for t in code_terms(raw):
+    # An error line's runtime prefix and its type's namespace are not words of the raise site.
+    for t in code_terms(without_error_boilerplate(raw) if messages else raw):
         if t in STOPWORDS or len(t) < 2:
             continue
         terms.append(t)
@@ -345,6 +359,7 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
         messages=messages,
         fragments=list(dict.fromkeys(fragments)),
         message_bodies=list(dict.fromkeys(b for b in bodies if b)),
+        message_terms=[t for t in (literal_terms(message_body(m)) for m in messages) if t],
         exception_types=raised,
         rendering=rendering.text if rendering is not None else None,
         glossary_firsts=firsts,

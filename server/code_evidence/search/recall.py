@@ -68,7 +68,7 @@ def recall(
     k = cfg.ranking.recall_k
     futures = {}
     if cfg.stages.lexical and lexical is not None:
-        futures["bm25"] = _POOL.submit(_timed, lambda: lexical.search(qa.terms, k))
+        futures["bm25"] = _POOL.submit(_timed, lambda: _keyword(lexical, qa, k))
     query_vec: list[np.ndarray] = []
     if cfg.stages.vectors:
         if vectors is None or embedder is None or len(vectors) == 0:
@@ -134,6 +134,22 @@ def recall(
             res.channels["cochange"] = ordered[:cap] if cap > 0 else ordered
         res.ms["cochange"] = (time.perf_counter() - t0) * 1000
     return res
+
+
+def _keyword(lexical: LexicalIndex, qa: QueryAnalysis, k: int) -> Ranking:
+    """BM25 over the question's terms, then the chunks that hold every literal word of a
+    pasted error message, after the channel's own hits: the template that wrote the message
+    is often one statement in a long function whose words the whole file shares (symfony's
+    ``Command "%s" is not defined.`` in a 110-line ``Application::find``), and it earns its
+    place by matching (features.py), not by its keyword rank."""
+    ranking = lexical.search(qa.terms, k)
+    seen = {cid for cid, _ in ranking}
+    for words in qa.message_terms:
+        for cid, score in lexical.search(words, k, require_all=True):
+            if cid not in seen:
+                seen.add(cid)
+                ranking.append((cid, score))
+    return ranking
 
 
 def names_file(name: str, path: str) -> bool:

@@ -53,22 +53,24 @@ _TYPE_LAST = (
     r"|(?:Invalid|Bad|Missing|Unknown|NoSuch|Illegal|Unsupported|Unexpected|Duplicate)[A-Z]\w*"
     r"|[A-Z]\w*(?:Failure|Fault|Panic)"
 )
-# An error line, ``Type: message``, whatever prefixes it (Java's ``Exception in thread``, PHP's
-# ``PHP Fatal error:  Uncaught``, .NET's ``Unhandled exception.``): a type as above, or the
+# An error line, ``Type: message``, whatever prefixes it (Java's ``Exception in thread`` and
+# ``Caused by:``, PHP's ``PHP Fatal error:  Uncaught`` and ``Next`` for a chained one, .NET's
+# ``Unhandled exception.``): a type as above, or the
 # bare words CLIs and runtimes print: ``Error:``, ``error[E0308]:``, ``panic:``, ``fatal:``.
 _MESSAGE = re.compile(
-    r"^\s*(?:Exception in thread \"[^\"]*\" |Caused by: |Uncaught |Unhandled [Ee]xception[.:] "
-    r"|(?:PHP )?(?:Fatal error|Warning):\s+Uncaught |\[\w+\] )?"
+    r"^\s*(?:Exception in thread \"[^\"]*\" |Caused by: |Next |Uncaught "
+    r"|Unhandled [Ee]xception[.:] |(?:PHP )?(?:Fatal error|Warning):\s+Uncaught |\[\w+\] )?"
     rf"((?:[A-Za-z_][\w$]*(?:\.|::|\\))+[A-Z][\w$]*|{_TYPE_LAST}"
     r"|[Ee]rror|ERROR|panic|fatal(?: error)?|FATAL)"
     r"(?:\[\w+\])?(?: \[[\w-]+\])?:[ \t]+(\S.*?)\s*$",
     re.M,
 )
 # Ruby's own line for an uncaught error puts the type last, in parentheses, after the place:
-# ``lib/x.rb:12:in 'parse': Invalid port (URI::InvalidURIError)`` (the place may be cut off).
+# ``lib/x.rb:12:in 'parse': Invalid port (URI::InvalidURIError)`` (the place may be cut off);
+# a failed system call's type is ``Errno::ENOENT``.
 _RUBY_MESSAGE = re.compile(
     r"^\s*(?:(?:[A-Za-z]:)?[^\s:]+\.rb:\d+:in [`'][^'\n]*': )?(\S.*?) "
-    rf"\(((?:[A-Z]\w*::)*(?:Error|{_TYPE_LAST}))\)\s*$",
+    rf"\(((?:[A-Z]\w*::)*(?:Error|{_TYPE_LAST})|Errno::E[A-Z]+)\)\s*$",
     re.M,
 )
 # The lines a trace prints around its frames (Python's, Go's, PHP's, Rust's).
@@ -154,6 +156,40 @@ def error_messages(text: str) -> list[str]:
     found += [f"{m.group(2)}: {m.group(1)}" for m in _RUBY_MESSAGE.finditer(text)]
     found += [f"panic: {m.group(1) or m.group(2)}" for m in _RUST_PANIC_MESSAGE.finditer(text)]
     return list(dict.fromkeys(found))
+
+
+def without_error_boilerplate(text: str) -> str:
+    """``text`` with what each error line says about the runtime and the type's home blanked:
+    the prefix a runtime prints (``PHP Fatal error:  Uncaught``, ``Exception in thread
+    "main"``) and the type's qualifier (``Symfony\\Component\\Console\\Exception\\`` of
+    ``…\\CommandNotFoundException``, ``java.lang.``, Ruby's ``Rack::QueryParser::``). Their words
+    match every file that imports or declares something in that namespace (a PHP file's
+    ``namespace`` and ``use`` lines), not the place that threw; the type's own name and the
+    message stay."""
+    spans: list[tuple[int, int]] = []
+    for m in _MESSAGE.finditer(text):
+        spans.append((m.start(), m.start(1)))
+        qualifier = re.match(r"(?:[\w$]+(?:\.|::|\\))+", m.group(1))
+        if qualifier:
+            spans.append((m.start(1), m.start(1) + qualifier.end()))
+    for m in _RUBY_MESSAGE.finditer(text):
+        qualifier = re.match(r"(?:\w+::)+", m.group(2))
+        if qualifier:
+            spans.append((m.start(2), m.start(2) + qualifier.end()))
+    for m in _RUST_PANIC_MESSAGE.finditer(text):
+        spans.append((m.start(), m.start(1) if m.group(1) is not None else m.start(2)))
+    if not spans:
+        return text
+    out = list(text)
+    for start, end in spans:
+        out[start:end] = " " * (end - start)
+    return "".join(out)
+
+
+def literal_text(body: str) -> str:
+    """A message body with the values formatted into it (quoted parts, numbers, paths)
+    blanked: the text its template wrote."""
+    return _FRAGMENT_SPLIT.sub(" ", body)
 
 
 def message_fragments(message: str) -> list[str]:

@@ -60,6 +60,10 @@ def _pieces(literal: str) -> tuple[tuple[str, ...], int, bool] | None:
     for k, v in _ESCAPES.items():
         text = text.replace(k, v)
     pieces = _PLACEHOLDER.split(text)
+    # A message's closing full stop is where wrappers append (Twig: ``Unknown "x" filter.``
+    # is printed ``Unknown "x" filter in "page.html" at line 3.``): not a piece to require.
+    if pieces and pieces[-1].endswith(".") and not pieces[-1].endswith(".."):
+        pieces[-1] = pieces[-1][:-1]
     fixed = sum(len(p.strip()) for p in pieces)
     if fixed < MIN_LITERAL:
         return None
