@@ -48,10 +48,14 @@ PHP_DIRS = {
     "commonmark-2.3.9": "League/CommonMark",
     "twig-3.5.1": "Twig",
 }
+JAVA_CLASSPATH = {"jsoup-1.15.3": "/usr/share/java/jsr305.jar"}  # its @Nullable
+LANGUAGES = {"ruby": "Ruby", "php": "PHP", "java": "Java", "node": "JavaScript"}
 _RUBY_FRAME = re.compile(r"^\s*(?:from )?(\S+\.rb):(\d+):in ", re.M)
 _RUBY_PLACE = re.compile(r"^\S+\.rb:\d+:in [`'][^'\n]*': ")
 _PHP_FRAME = re.compile(r"(?:^#\d+ (\S+\.php)\((\d+)\)| in (\S+\.php):(\d+)$)", re.M)
 _PHP_PLACE = re.compile(r" in \S+\.php:\d+$")
+_JAVA_FRAME = re.compile(r"^\s*at ([\w$.]+)\.[\w$<>]+\(([\w$]+\.java):(\d+)\)", re.M)
+_NODE_FRAME = re.compile(r"^\s*at (?:.*? \()?(/\S+?\.js):(\d+):\d+\)?$", re.M)
 
 
 @dataclass
@@ -65,39 +69,136 @@ class Case:
     line: int
 
 
-def _installed(project: str, language: str) -> Path:
-    return RUBY_GEMS / project if language == "ruby" else PHP_ROOT / PHP_DIRS[project]
+@dataclass
+class Runtime:
+    """How one language's snippets run here, and where its package's files are."""
+
+    packages: Path
+    work: Path
+
+    def command(self, language: str, project: str, code: str) -> tuple[list[str], Path]:
+        if language == "ruby":
+            return ["ruby", "-e", code], self.work
+        if language == "php":
+            return ["php", "-r", code], self.work
+        if language == "java":
+            folder = self.work / "java" / project
+            folder.mkdir(parents=True, exist_ok=True)
+            main = folder / "Main.java"
+            main.write_text(
+                "public class Main {\n  public static void main(String[] args) throws Exception "
+                f"{{\n    {code}\n  }}\n}}\n",
+                encoding="utf-8",
+            )
+            cp = ":".join(filter(None, [str(self._javac(project)), JAVA_CLASSPATH.get(project)]))
+            return ["java", "-cp", cp, str(main)], folder
+        return ["node", "-e", code], self._npm()
+
+    def installed(self, language: str, project: str) -> Path:
+        """The folder the running program loads the package's files from."""
+        if language == "ruby":
+            return RUBY_GEMS / project
+        if language == "php":
+            return PHP_ROOT / PHP_DIRS[project]
+        if language == "java":
+            return self.packages / project  # frames name classes; see innermost()
+        return self._npm() / "node_modules" / project.rsplit("-", 1)[0]
+
+    def _javac(self, project: str) -> Path:
+        """The package's own src/main/java, compiled once (javac keeps line numbers)."""
+        out = self.work / "classes" / project
+        if not (out / ".done").exists():
+            sources = sorted(
+                str(p) for p in (self.packages / project / "src/main/java").rglob("*.java")
+            )
+            cp = JAVA_CLASSPATH.get(project)
+            cmd = ["javac", "-nowarn", "-encoding", "UTF-8", "-d", str(out)]
+            subprocess.run(
+                [*cmd, *(["-cp", cp] if cp else []), *sources], check=True, capture_output=True
+            )
+            (out / ".done").touch()
+        return out
+
+    def _npm(self) -> Path:
+        """The npm packages of snippets.toml, installed once at doc_questions.py's versions."""
+        prefix = self.work / "npm"
+        if not (prefix / ".done").exists():
+            prefix.mkdir(parents=True, exist_ok=True)
+            wanted = sorted({s["package"] for s in _snippets().get("node", [])})
+            specs = [f"{p.rsplit('-', 1)[0]}@{p.rsplit('-', 1)[1]}" for p in wanted]
+            subprocess.run(
+                [
+                    "npm",
+                    "install",
+                    "--no-audit",
+                    "--no-fund",
+                    "--silent",
+                    "--prefix",
+                    str(prefix),
+                    *specs,
+                ],
+                check=True,
+                capture_output=True,
+            )
+            (prefix / ".done").touch()
+        return prefix
 
 
-def _innermost(output: str, language: str, root: Path) -> tuple[str, int] | None:
-    """The first frame (innermost) whose file is under the package's installed folder."""
+def _snippets() -> dict[str, list[dict[str, str]]]:
+    return tomllib.loads(SNIPPETS.read_text(encoding="utf-8"))
+
+
+def innermost(output: str, language: str, root: Path) -> tuple[str, int] | None:
+    """The first frame (innermost) in the package's files, as a path relative to the package
+    and a line."""
+    if language == "java":  # a class's package and its file name give the source's path
+        for m in _JAVA_FRAME.finditer(output):
+            package = m.group(1).split("$", 1)[0].rsplit(".", 1)[0]
+            rel = f"src/main/java/{package.replace('.', '/')}/{m.group(2)}"
+            if (root / rel).is_file():
+                return rel, int(m.group(3))
+        return None
     if language == "ruby":
         frames = [(m.group(1), int(m.group(2))) for m in _RUBY_FRAME.finditer(output)]
-    else:  # PHP: the throw site on the error line, then #0 (innermost) outwards
+    elif language == "php":  # the throw site on the error line, then #0 (innermost) outwards
         frames = [
             (m.group(1) or m.group(3), int(m.group(2) or m.group(4)))
             for m in _PHP_FRAME.finditer(output)
         ]
+    else:
+        frames = [(m.group(1), int(m.group(2))) for m in _NODE_FRAME.finditer(output)]
     prefix = str(root) + "/"
     return next(((p[len(prefix) :], n) for p, n in frames if p.startswith(prefix)), None)
 
 
-def _error_line(output: str, language: str) -> str:
-    first = output.strip().splitlines()[0]
-    return _RUBY_PLACE.sub("", first) if language == "ruby" else _PHP_PLACE.sub("", first)
+def error_line(output: str, language: str) -> str:
+    """The error line as a log quotes it, without the place."""
+    lines = output.strip().splitlines()
+    if language == "ruby":
+        return _RUBY_PLACE.sub("", lines[0])
+    if language == "php":
+        return _PHP_PLACE.sub("", lines[0])
+    if language == "java":
+        return next(line for line in lines if line.startswith("Exception in thread"))
+    # Node: the first line of the error's text, between the blank line under the source line
+    # it points at and the first frame (a message may run over several lines).
+    first_frame = next(i for i, line in enumerate(lines) if line.lstrip().startswith("at "))
+    start = max((i + 1 for i in range(first_frame) if not lines[i].strip()), default=0)
+    return lines[start].strip()
 
 
-def build_cases(packages: Path) -> list[Case]:
-    snippets = tomllib.loads(SNIPPETS.read_text(encoding="utf-8"))
+def build_cases(packages: Path, work: Path) -> list[Case]:
+    runtime = Runtime(packages, work)
+    work.mkdir(parents=True, exist_ok=True)
     cases: list[Case] = []
-    for language in ("ruby", "php"):
-        for s in snippets[language]:
-            root = _installed(s["package"], language)
-            cmd = ["ruby", "-e", s["code"]] if language == "ruby" else ["php", "-r", s["code"]]
-            run = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd="/tmp")
-            output = (run.stderr if language == "ruby" else run.stderr or run.stdout).strip()
-            gold = _innermost(output, language, root) if run.returncode else None
+    for language, snippets in _snippets().items():
+        for s in snippets:
             label = f"{s['package']} {s['name']}"
+            cmd, cwd = runtime.command(language, s["package"], s["code"])
+            run = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=cwd)
+            output = (run.stderr or run.stdout).strip()
+            root = runtime.installed(language, s["package"])
+            gold = innermost(output, language, root) if run.returncode else None
             if gold is None:
                 log(f"left out, no frame in the package: {label}: {output[:120]!r}")
                 continue
@@ -106,8 +207,8 @@ def build_cases(packages: Path) -> list[Case]:
             if not ours.is_file() or ours.read_bytes() != (root / path).read_bytes():
                 log(f"left out, the installed file differs from the workspace's: {label}")
                 continue
-            lang = "Ruby" if language == "ruby" else "PHP"
-            for kind, query in (("trace", output), ("message", _error_line(output, language))):
+            lang = LANGUAGES[language]
+            for kind, query in (("trace", output), ("message", error_line(output, language))):
                 cases.append(Case(s["package"], lang, kind, s["name"], query, path, line))
     return cases
 
@@ -140,7 +241,7 @@ def table(rows: list[dict]) -> str:
         "| accepted while wrong |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
-    for lang in ("Ruby", "PHP", "all"):
+    for lang in (*LANGUAGES.values(), "all"):
         for kind in ("trace", "message"):
             group = [r for r in rows if lang in ("all", r["language"]) and r["kind"] == kind]
             if not group:
@@ -161,10 +262,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--packages", type=Path, required=True, help="the packages, unpacked")
     ap.add_argument("--index-root", type=Path, default=CACHE_ROOT / "traces-idx")
+    ap.add_argument(
+        "--work", type=Path, default=CACHE_ROOT / "traces-run", help="compiled classes, npm"
+    )
     ap.add_argument("--list", action="store_true", help="print the cases, ask nothing")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
-    cases = build_cases(args.packages)
+    cases = build_cases(args.packages, args.work)
     if args.list:
         for c in cases:
             print(f"{c.project}\t{c.kind}\t{c.path}:{c.line}\t{c.query.splitlines()[0][:140]}")
