@@ -1,23 +1,33 @@
 #!/usr/bin/env python3
-"""Real Ruby and PHP failures, pasted whole or as their error line, asked of held-out packages.
+"""Real failures in Ruby, PHP, Java and JavaScript, pasted whole or as their error line, asked
+of held-out packages.
 
 The dev set's traces are Python's (flask's and click's, ``failures/``). This set runs
-``runtime_traces/snippets.toml``: small programs that make five Ruby packages (rack, thor,
-addressable, mustermann, sinatra) and five PHP packages (psr7, monolog, symfony/console,
-commonmark, twig) of ``doc_questions.py`` raise, with Debian's interpreters and Debian's builds
-of the same versions (``apt-get install ruby php-cli ruby-rack ruby-thor ruby-addressable
-ruby-mustermann ruby-sinatra php-guzzlehttp-psr7 php-monolog php-twig php-league-commonmark
-php-symfony-console``; bookworm's, the packages' .deb files were unpacked from). What the
-interpreter prints is kept as it is: the installed paths (``/usr/share/rubygems-integration/
-all/gems/rack-2.2.22/lib/rack/utils.rb``, ``/usr/share/php/Twig/…``) are another machine's
-paths for the workspace's files, as a user's are. A program whose failure does not pass
-through the package's own files, or whose installed file differs from the workspace's, is
-reported and left out.
+``runtime_traces/snippets.toml``: small programs that make packages of ``doc_questions.py``
+raise, each as its language runs here:
+
+- Ruby (rack, thor, addressable, mustermann, sinatra) and PHP (psr7, monolog, symfony/console,
+  commonmark, twig): Debian's interpreters and Debian's builds of the same versions
+  (``apt-get install ruby php-cli ruby-rack ruby-thor ruby-addressable ruby-mustermann
+  ruby-sinatra php-guzzlehttp-psr7 php-monolog php-twig php-league-commonmark
+  php-symfony-console``; bookworm's, the packages' .deb files were unpacked from). Their frames
+  name the installed paths (``/usr/share/rubygems-integration/all/gems/rack-2.2.22/lib/rack/
+  utils.rb``, ``/usr/share/php/Twig/…``): another machine's paths for the workspace's files, as
+  a user's are.
+- Java (commons-lang3, commons-io, jsoup): the package's own ``src/main/java`` compiled by
+  ``javac`` (jsoup needs ``libjsr305-java``), the program run as ``java Main.java``; frames
+  name a class and a bare file name.
+- JavaScript (commander, ws, express, koa): ``node -e`` beside the same versions installed
+  from npm (``node_modules/<name>/…``).
+
+A program whose failure does not pass through the package's own files, or whose loaded file
+differs from the workspace's, is reported and left out.
 
 Gold: the innermost frame in the package's files (the shared rule for traces: where the fix
 goes), its file and line. Two cases a failure: ``trace``, everything the interpreter printed,
 and ``message``, its error line alone without the place (Ruby's ``path:line:in 'm': `` before
-it, PHP's `` in path:line`` after it), as a log or a bug report quotes it. Reported per
+it, PHP's `` in path:line`` after it; Java's ``Exception in thread`` line; Node's first line of
+the error's text), as a log or a bug report quotes it. Reported per
 language and kind: MRR@10 at file level, line@1 / line@10 (a result among the first one /
 ten holds the gold line) and the two refusal numbers; ``depth`` deep, no time limit.
 
