@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Real failures in Ruby, PHP, Java and JavaScript, pasted whole or as their error line, asked
-of held-out packages.
+"""Real failures in Ruby, PHP, Java, JavaScript, Go and Rust, pasted whole or as their error
+line, asked of held-out packages.
 
 The dev set's traces are Python's (flask's and click's, ``failures/``). This set runs
 ``runtime_traces/snippets.toml``: small programs that make packages of ``doc_questions.py``
@@ -19,6 +19,13 @@ raise, each as its language runs here:
   name a class and a bare file name.
 - JavaScript (commander, ws, express, koa): ``node -e`` beside the same versions installed
   from npm (``node_modules/<name>/…``).
+- Go (chi, mux, logrus, cobra, pflag): ``go run`` in GOPATH mode against Debian's sources of
+  the same versions (``apt-get install golang-go golang-github-go-chi-chi-dev
+  golang-github-gorilla-mux-dev golang-github-sirupsen-logrus-dev golang-github-spf13-cobra-dev
+  golang-github-spf13-pflag-dev``: ``/usr/share/gocode``).
+- Rust (serde_json, regex): one binary, built offline by cargo against Debian's crate sources
+  (``apt-get install librust-serde-json-dev librust-regex-dev``: ``/usr/share/cargo/registry``
+  replacing crates.io), run with ``RUST_BACKTRACE=1``.
 
 A program whose failure does not pass through the package's own files, or whose loaded file
 differs from the workspace's, is reported and left out.
@@ -27,7 +34,8 @@ Gold: the innermost frame in the package's files (the shared rule for traces: wh
 goes), its file and line. Two cases a failure: ``trace``, everything the interpreter printed,
 and ``message``, its error line alone without the place (Ruby's ``path:line:in 'm': `` before
 it, PHP's `` in path:line`` after it; Java's ``Exception in thread`` line; Node's first line of
-the error's text), as a log or a bug report quotes it. Reported per
+the error's text; Go's ``panic:`` line; a Rust panic's message, the line under its place), as a
+log or a bug report quotes it. Reported per
 language and kind: MRR@10 at file level, line@1 / line@10 (a result among the first one /
 ten holds the gold line) and the two refusal numbers; ``depth`` deep, no time limit.
 
@@ -37,6 +45,7 @@ ten holds the gold line) and the two refusal numbers; ``depth`` deep, no time li
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import subprocess
 import tomllib
@@ -59,13 +68,31 @@ PHP_DIRS = {
     "twig-3.5.1": "Twig",
 }
 JAVA_CLASSPATH = {"jsoup-1.15.3": "/usr/share/java/jsr305.jar"}  # its @Nullable
-LANGUAGES = {"ruby": "Ruby", "php": "PHP", "java": "Java", "node": "JavaScript"}
+GOPATH = Path("/usr/share/gocode")
+GO_DIRS = {
+    "chi-5.0.7": "github.com/go-chi/chi",
+    "mux-1.8.0": "github.com/gorilla/mux",
+    "logrus-1.9.0": "github.com/sirupsen/logrus",
+    "cobra-1.6.1": "github.com/spf13/cobra",
+    "pflag-1.0.6": "github.com/spf13/pflag",
+}
+CARGO_REGISTRY = Path("/usr/share/cargo/registry")
+LANGUAGES = {
+    "ruby": "Ruby",
+    "php": "PHP",
+    "java": "Java",
+    "node": "JavaScript",
+    "go": "Go",
+    "rust": "Rust",
+}
 _RUBY_FRAME = re.compile(r"^\s*(?:from )?(\S+\.rb):(\d+):in ", re.M)
 _RUBY_PLACE = re.compile(r"^\S+\.rb:\d+:in [`'][^'\n]*': ")
 _PHP_FRAME = re.compile(r"(?:^#\d+ (\S+\.php)\((\d+)\)| in (\S+\.php):(\d+)$)", re.M)
 _PHP_PLACE = re.compile(r" in \S+\.php:\d+$")
 _JAVA_FRAME = re.compile(r"^\s*at ([\w$.]+)\.[\w$<>]+\(([\w$]+\.java):(\d+)\)", re.M)
 _NODE_FRAME = re.compile(r"^\s*at (?:.*? \()?(/\S+?\.js):(\d+):\d+\)?$", re.M)
+_GO_FRAME = re.compile(r"^\t(/\S+\.go):(\d+)", re.M)
+_RUST_FRAME = re.compile(r"(?:panicked at |^\s*at )(/\S+\.rs):(\d+):\d+", re.M)
 
 
 @dataclass
@@ -86,11 +113,14 @@ class Runtime:
     packages: Path
     work: Path
 
-    def command(self, language: str, project: str, code: str) -> tuple[list[str], Path]:
+    def command(
+        self, language: str, project: str, name: str, code: str
+    ) -> tuple[list[str], Path, dict[str, str]]:
+        """The command that runs one snippet, its folder and its environment's additions."""
         if language == "ruby":
-            return ["ruby", "-e", code], self.work
+            return ["ruby", "-e", code], self.work, {}
         if language == "php":
-            return ["php", "-r", code], self.work
+            return ["php", "-r", code], self.work, {}
         if language == "java":
             folder = self.work / "java" / project
             folder.mkdir(parents=True, exist_ok=True)
@@ -101,8 +131,20 @@ class Runtime:
                 encoding="utf-8",
             )
             cp = ":".join(filter(None, [str(self._javac(project)), JAVA_CLASSPATH.get(project)]))
-            return ["java", "-cp", cp, str(main)], folder
-        return ["node", "-e", code], self._npm()
+            return ["java", "-cp", cp, str(main)], folder, {}
+        if language == "go":  # GOPATH mode: the imports resolve to Debian's sources
+            folder = self.work / "go" / project / name
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "main.go").write_text(code.lstrip(), encoding="utf-8")
+            env = {
+                "GO111MODULE": "off",
+                "GOPATH": str(GOPATH),
+                "GOCACHE": str(self.work / "gocache"),
+            }
+            return ["go", "run", "main.go"], folder, env
+        if language == "rust":
+            return [str(self._cargo()), name], self.work, {"RUST_BACKTRACE": "1"}
+        return ["node", "-e", code], self._npm(), {}
 
     def installed(self, language: str, project: str) -> Path:
         """The folder the running program loads the package's files from."""
@@ -112,6 +154,10 @@ class Runtime:
             return PHP_ROOT / PHP_DIRS[project]
         if language == "java":
             return self.packages / project  # frames name classes; see innermost()
+        if language == "go":
+            return GOPATH / "src" / GO_DIRS[project]
+        if language == "rust":
+            return CARGO_REGISTRY / project
         return self._npm() / "node_modules" / project.rsplit("-", 1)[0]
 
     def _javac(self, project: str) -> Path:
@@ -128,6 +174,38 @@ class Runtime:
             )
             (out / ".done").touch()
         return out
+
+    def _cargo(self) -> Path:
+        """One binary whose first argument picks a Rust snippet, built once, offline, against
+        Debian's crate sources (a ``directory`` source replacing crates.io)."""
+        folder = self.work / "rust"
+        binary = folder / "target" / "debug" / "snippets"
+        if (folder / ".done").exists():
+            return binary
+        snippets = _snippets().get("rust", [])
+        (folder / "src").mkdir(parents=True, exist_ok=True)
+        (folder / ".cargo").mkdir(exist_ok=True)
+        (folder / ".cargo" / "config.toml").write_text(
+            '[source.crates-io]\nreplace-with = "debian"\n[source.debian]\n'
+            f'directory = "{CARGO_REGISTRY}"\n[net]\noffline = true\n',
+            encoding="utf-8",
+        )
+        crates = sorted({s["package"] for s in snippets})
+        deps = "".join(f'{c.rsplit("-", 1)[0]} = "={c.rsplit("-", 1)[1]}"\n' for c in crates)
+        (folder / "Cargo.toml").write_text(
+            '[package]\nname = "snippets"\nversion = "0.1.0"\nedition = "2021"\n\n'
+            f"[dependencies]\n{deps}",
+            encoding="utf-8",
+        )
+        arms = "".join(f'        "{s["name"]}" => {{ {s["code"]} }}\n' for s in snippets)
+        (folder / "src" / "main.rs").write_text(
+            "fn main() {\n    let name = std::env::args().nth(1).unwrap_or_default();\n"
+            f"    match name.as_str() {{\n{arms}        _ => {{}}\n    }}\n}}\n",
+            encoding="utf-8",
+        )
+        subprocess.run(["cargo", "build", "-q"], cwd=folder, check=True, capture_output=True)
+        (folder / ".done").touch()
+        return binary
 
     def _npm(self) -> Path:
         """The npm packages of snippets.toml, installed once at doc_questions.py's versions."""
@@ -176,7 +254,8 @@ def innermost(output: str, language: str, root: Path) -> tuple[str, int] | None:
             for m in _PHP_FRAME.finditer(output)
         ]
     else:
-        frames = [(m.group(1), int(m.group(2))) for m in _NODE_FRAME.finditer(output)]
+        frame_re = {"go": _GO_FRAME, "rust": _RUST_FRAME}.get(language, _NODE_FRAME)
+        frames = [(m.group(1), int(m.group(2))) for m in frame_re.finditer(output)]
     prefix = str(root) + "/"
     return next(((p[len(prefix) :], n) for p, n in frames if p.startswith(prefix)), None)
 
@@ -190,6 +269,11 @@ def error_line(output: str, language: str) -> str:
         return _PHP_PLACE.sub("", lines[0])
     if language == "java":
         return next(line for line in lines if line.startswith("Exception in thread"))
+    if language == "go":  # pflag prints the message, unended, before Go's own panic line
+        line = next(line for line in lines if "panic: " in line)
+        return line[line.index("panic: ") :]
+    if language == "rust":  # the message, under the line that names the place
+        return lines[next(i for i, line in enumerate(lines) if " panicked at " in line) + 1]
     # Node: the first line of the error's text, between the blank line under the source line
     # it points at and the first frame (a message may run over several lines).
     first_frame = next(i for i, line in enumerate(lines) if line.lstrip().startswith("at "))
@@ -204,8 +288,15 @@ def build_cases(packages: Path, work: Path) -> list[Case]:
     for language, snippets in _snippets().items():
         for s in snippets:
             label = f"{s['package']} {s['name']}"
-            cmd, cwd = runtime.command(language, s["package"], s["code"])
-            run = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=cwd)
+            cmd, cwd, env = runtime.command(language, s["package"], s["name"], s["code"])
+            run = subprocess.run(
+                cmd,
+                capture_output=True,
+                text=True,
+                timeout=300,
+                cwd=cwd,
+                env={**os.environ, "RUST_BACKTRACE": "0", **env},
+            )
             output = (run.stderr or run.stdout).strip()
             root = runtime.installed(language, s["package"])
             gold = innermost(output, language, root) if run.returncode else None

@@ -101,13 +101,27 @@ def test_ruby_php_and_csharp_frames() -> None:
     assert typed_text(PHP).strip() == ""  # nothing typed: no must-match text from the trace
 
 
+def test_a_structured_log_line_is_printed_not_typed() -> None:
+    """logrus prints ``msg="…"`` before the panic: its quotes are the program's text, not a
+    name the user asks the answer to hold (the right answer was refused for it)."""
+    text = (
+        'time="2026-12-03T02:55:27Z" level=panic msg="cannot open orders.db" db=orders\n'
+        "panic: (*logrus.Entry) 0xc0000800e0\n\ngoroutine 1 [running]:\n"
+        "github.com/sirupsen/logrus.(*Entry).log(0xc0000800e0, 0x0, {0xc000012110, 0x16})\n"
+        "\t/usr/share/gocode/src/github.com/sirupsen/logrus/entry.go:260 +0x4a5\n"
+    )
+    assert typed_text(text).strip() == ""
+    assert analyze(text).quoted == []
+
+
 def test_a_rust_panic_s_message_either_way_rust_prints_it() -> None:
     """Before Rust 1.73 the message is quoted on the header line, since then it is the line
     under it; ``'main'`` is the thread's name, never a name the answer must hold."""
     old = "thread 'main' panicked at 'index out of range', src/buf.rs:12:5"
     new = "thread 'main' panicked at src/buf.rs:12:5:\nindex out of range\nnote: run with "
     new += "`RUST_BACKTRACE=1` environment variable to display a backtrace"
-    for text in (old, new):
+    recent = new.replace("'main' panicked", "'main' (21786) panicked")  # the thread's id
+    for text in (old, new, recent):
         assert error_messages(text) == ["panic: index out of range"]
         assert [(f.path, f.line) for f in parse_frames(text)] == [("src/buf.rs", 12)]
         assert typed_text(text).strip() == ""

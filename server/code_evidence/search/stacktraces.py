@@ -31,11 +31,13 @@ _GO_FUNC = re.compile(r"^([\w./*()-]+)\(.*\)\s*$", re.M)
 _RUST_AT = re.compile(r"^\s*at (\S+\.rs):(\d+):\d+\s*$", re.M)
 _RUST_PANIC = re.compile(r"panicked at (?:'.*?', )?(\S+\.rs):(\d+):\d+")
 # A Rust panic's message: quoted on the header line before Rust 1.73 (``thread 'main' panicked
-# at 'index out of range', src/buf.rs:12:5``), on the line after it since. ``'main'`` names the
-# thread, not a function of the workspace.
-_RUST_PANIC_LINE = re.compile(r"^\s*thread '[^'\n]*' panicked at ", re.M)
+# at 'index out of range', src/buf.rs:12:5``), on the line after it since (and the thread's id
+# after its name in recent releases: ``thread 'main' (4242) panicked at``). ``'main'`` names
+# the thread, not a function of the workspace.
+_RUST_PANIC_LINE = re.compile(r"^\s*thread '[^'\n]*'(?: \(\d+\))? panicked at ", re.M)
 _RUST_PANIC_MESSAGE = re.compile(
-    r"^\s*thread '[^'\n]*' panicked at (?:'(.*)'(?:, \S+\.rs:\d+:\d+)?|\S+\.rs:\d+:\d+:\n(.+))\s*$",
+    r"^\s*thread '[^'\n]*'(?: \(\d+\))? panicked at "
+    r"(?:'(.*)'(?:, \S+\.rs:\d+:\d+)?|\S+\.rs:\d+:\d+:\n(.+))\s*$",
     re.M,
 )
 _JAVA = re.compile(r"^\s*at ([\w$.]+)\.([\w$<>]+)\(([\w$]+\.(?:java|kt|scala)):(\d+)\)", re.M)
@@ -73,11 +75,13 @@ _RUBY_MESSAGE = re.compile(
     rf"\(((?:[A-Z]\w*::)*(?:Error|{_TYPE_LAST})|Errno::E[A-Z]+)\)\s*$",
     re.M,
 )
-# The lines a trace prints around its frames (Python's, Go's, PHP's, Rust's).
+# The lines a trace prints around its frames (Python's, Go's, PHP's, Rust's), and a structured
+# log line (logrus's ``time="…" level=panic msg="cannot open orders.db"``): printed, not typed.
 _PY_HEADERS = re.compile(
     r"^(?:Traceback \(most recent call last\):|During handling of the above exception"
     r"|The above exception was the direct cause|goroutine \d+ \[|Stack trace:|#\d+ \{main\}"
-    r"|thrown in \S+ on line \d+|note: run with `RUST_BACKTRACE=)"
+    r"|thrown in \S+ on line \d+|note: run with `RUST_BACKTRACE="
+    r"|(?:time=\"[^\"]*\" )?level=\w+ msg=)"
 )
 _FRAGMENT_SPLIT = re.compile(
     r"'[^']*'|\"[^\"]*\"|<[^>]*>|\b0x[0-9a-f]+\b|\b\d+\b|[\w./\\-]+\.\w{1,5}\b"
