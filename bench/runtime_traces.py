@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Real failures in Ruby, PHP, Java, JavaScript, Go and Rust, pasted whole or as their error
-line, asked of held-out packages.
+"""Real failures in Ruby, PHP, Java, JavaScript, Go, Rust and C#, pasted whole or as their
+error line, asked of held-out packages.
 
 The dev set's traces are Python's (flask's and click's, ``failures/``). This set runs
 ``runtime_traces/snippets.toml``: small programs that make packages of ``doc_questions.py``
@@ -26,6 +26,9 @@ raise, each as its language runs here:
 - Rust (serde_json, regex): one binary, built offline by cargo against Debian's crate sources
   (``apt-get install librust-serde-json-dev librust-regex-dev``: ``/usr/share/cargo/registry``
   replacing crates.io), run with ``RUST_BACKTRACE=1``.
+- C# (Newtonsoft.Json): Mono (``apt-get install mono-mcs mono-runtime``, with the framework
+  assemblies it references) compiles the package's own ``Src/Newtonsoft.Json`` with debug
+  information and the program against it, run with ``mono --debug``: Mono's trace format.
 
 A program whose failure does not pass through the package's own files, or whose loaded file
 differs from the workspace's, is reported and left out.
@@ -34,8 +37,8 @@ Gold: the innermost frame in the package's files (the shared rule for traces: wh
 goes), its file and line. Two cases a failure: ``trace``, everything the interpreter printed,
 and ``message``, its error line alone without the place (Ruby's ``path:line:in 'm': `` before
 it, PHP's `` in path:line`` after it; Java's ``Exception in thread`` line; Node's first line of
-the error's text; Go's ``panic:`` line; a Rust panic's message, the line under its place), as a
-log or a bug report quotes it. Reported per
+the error's text; Go's ``panic:`` line; a Rust panic's message, the line under its place; the
+line under Mono's ``Unhandled Exception:``), as a log or a bug report quotes it. Reported per
 language and kind: MRR@10 at file level, line@1 / line@10 (a result among the first one /
 ten holds the gold line) and the two refusal numbers; ``depth`` deep, no time limit.
 
@@ -47,6 +50,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import tomllib
 from dataclasses import asdict, dataclass
@@ -84,6 +88,7 @@ LANGUAGES = {
     "node": "JavaScript",
     "go": "Go",
     "rust": "Rust",
+    "csharp": "C#",
 }
 _RUBY_FRAME = re.compile(r"^\s*(?:from )?(\S+\.rb):(\d+):in ", re.M)
 _RUBY_PLACE = re.compile(r"^\S+\.rb:\d+:in [`'][^'\n]*': ")
@@ -93,6 +98,17 @@ _JAVA_FRAME = re.compile(r"^\s*at ([\w$.]+)\.[\w$<>]+\(([\w$]+\.java):(\d+)\)", 
 _NODE_FRAME = re.compile(r"^\s*at (?:.*? \()?(/\S+?\.js):(\d+):\d+\)?$", re.M)
 _GO_FRAME = re.compile(r"^\t(/\S+\.go):(\d+)", re.M)
 _RUST_FRAME = re.compile(r"(?:panicked at |^\s*at )(/\S+\.rs):(\d+):\d+", re.M)
+_MONO_FRAME = re.compile(r"^\s*at .*? in (/\S+\.cs):(\d+)\s*$", re.M)
+# Newtonsoft.Json's own build settings, as mcs takes them (its .csproj: TRACE; the framework
+# assemblies it references).
+_MCS_LIBRARY = [
+    "-target:library",
+    "-debug",
+    "-nowarn:1591,618,612,649,169,414,219,168,67,1570,1572,1573,1574,1584,1580,1581,1635",
+    "-define:TRACE",
+    *(f"-r:System.{r}" for r in ("Runtime.Serialization", "Xml", "Xml.Linq", "Data", "Numerics")),
+    "-r:System.Core",
+]
 
 
 @dataclass
@@ -144,6 +160,18 @@ class Runtime:
             return ["go", "run", "main.go"], folder, env
         if language == "rust":
             return [str(self._cargo()), name], self.work, {"RUST_BACKTRACE": "1"}
+        if language == "csharp":
+            folder = self.work / "csharp" / project / name
+            folder.mkdir(parents=True, exist_ok=True)
+            dll = self._mcs(project)
+            (folder / "Main.cs").write_text(
+                f"class P {{\n  static void Main() {{\n    {code}\n  }}\n}}\n", encoding="utf-8"
+            )
+            shutil.copy(dll, folder / dll.name)
+            shutil.copy(dll.with_suffix(".dll.mdb"), folder / (dll.name + ".mdb"))
+            build = ["mcs", "-debug", f"-r:{dll.name}", "-out:main.exe", "Main.cs"]
+            subprocess.run(build, cwd=folder, check=True, capture_output=True)
+            return ["mono", "--debug", "main.exe"], folder, {}
         return ["node", "-e", code], self._npm(), {}
 
     def installed(self, language: str, project: str) -> Path:
@@ -158,6 +186,8 @@ class Runtime:
             return GOPATH / "src" / GO_DIRS[project]
         if language == "rust":
             return CARGO_REGISTRY / project
+        if language == "csharp":  # built from the workspace's own files: their real path
+            return (self.packages / project).resolve()
         return self._npm() / "node_modules" / project.rsplit("-", 1)[0]
 
     def _javac(self, project: str) -> Path:
@@ -173,6 +203,17 @@ class Runtime:
                 [*cmd, *(["-cp", cp] if cp else []), *sources], check=True, capture_output=True
             )
             (out / ".done").touch()
+        return out
+
+    def _mcs(self, project: str) -> Path:
+        """The package's library, compiled once by Mono's mcs from its own sources with debug
+        information (frames then name the source files and lines)."""
+        out = self.work / "csharp" / "lib" / project / "Newtonsoft.Json.dll"
+        if not out.exists():
+            out.parent.mkdir(parents=True, exist_ok=True)
+            src = (self.packages / project / "Src" / "Newtonsoft.Json").resolve()
+            cmd = ["mcs", *_MCS_LIBRARY, f"-out:{out}", "-recurse:*.cs"]
+            subprocess.run(cmd, cwd=src, check=True, capture_output=True)
         return out
 
     def _cargo(self) -> Path:
@@ -254,7 +295,9 @@ def innermost(output: str, language: str, root: Path) -> tuple[str, int] | None:
             for m in _PHP_FRAME.finditer(output)
         ]
     else:
-        frame_re = {"go": _GO_FRAME, "rust": _RUST_FRAME}.get(language, _NODE_FRAME)
+        frame_re = {"go": _GO_FRAME, "rust": _RUST_FRAME, "csharp": _MONO_FRAME}.get(
+            language, _NODE_FRAME
+        )
         frames = [(m.group(1), int(m.group(2))) for m in frame_re.finditer(output)]
     prefix = str(root) + "/"
     return next(((p[len(prefix) :], n) for p, n in frames if p.startswith(prefix)), None)
@@ -272,6 +315,8 @@ def error_line(output: str, language: str) -> str:
     if language == "go":  # pflag prints the message, unended, before Go's own panic line
         line = next(line for line in lines if "panic: " in line)
         return line[line.index("panic: ") :]
+    if language == "csharp":  # the line under Mono's "Unhandled Exception:"
+        return lines[next(i for i, line in enumerate(lines) if line.startswith("Unhandled")) + 1]
     if language == "rust":  # the message, under the line that names the place
         return lines[next(i for i, line in enumerate(lines) if " panicked at " in line) + 1]
     # Node: the first line of the error's text, between the blank line under the source line

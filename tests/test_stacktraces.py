@@ -80,9 +80,23 @@ CSHARP = """Unhandled exception. Newtonsoft.Json.JsonReaderException: Unexpected
    at Program.Main(String[] args) in /app/Program.cs:line 9"""
 
 
+MONO = """
+Unhandled Exception:
+Newtonsoft.Json.JsonReaderException: Unexpected character encountered while parsing value: x. \
+Path '', line 0, position 0.
+  at Newtonsoft.Json.JsonTextReader.ParseValue () [0x0032e] in \
+/src/Newtonsoft.Json/JsonTextReader.cs:1029
+  at Newtonsoft.Json.JsonConvert.DeserializeObject[T] (System.String value) [0x00003] in \
+/src/Newtonsoft.Json/JsonConvert.cs:742
+  at P.Main () [0x00006] in /app/Main.cs:1
+[ERROR] FATAL UNHANDLED EXCEPTION: Newtonsoft.Json.JsonReaderException: Unexpected character \
+encountered while parsing value: x. Path '', line 0, position 0."""
+
+
 def test_ruby_php_and_csharp_frames() -> None:
     """Innermost first, as each runtime's own trace says: Ruby's first line is where it was
-    raised; PHP's error line names the throw site, then ``#0`` outwards."""
+    raised; PHP's error line names the throw site, then ``#0`` outwards; C# as .NET and as
+    Mono print it."""
     assert [(f.path, f.line, f.function) for f in parse_frames(RUBY)] == [
         ("lib/rack/query.rb", 190, "check_size"),
         ("lib/rack/query.rb", 61, "parse_nested_query"),
@@ -95,6 +109,16 @@ def test_ruby_php_and_csharp_frames() -> None:
     assert [(f.path, f.line, f.function) for f in parse_frames(CSHARP)] == [
         ("/_/Src/JsonTextReader.cs", 434, "ParseValue"),
         ("/app/Program.cs", 9, "Main"),
+    ]
+    mono = parse_frames(MONO)
+    assert [(f.path, f.line, f.function) for f in mono] == [
+        ("/src/Newtonsoft.Json/JsonTextReader.cs", 1029, "ParseValue"),
+        ("/src/Newtonsoft.Json/JsonConvert.cs", 742, "DeserializeObject[T]"),
+        ("/app/Main.cs", 1, "Main"),
+    ]
+    assert error_messages(MONO) == [
+        "Newtonsoft.Json.JsonReaderException: Unexpected character encountered while parsing"
+        " value: x. Path '', line 0, position 0."
     ]
     assert error_messages(RUBY) == ["QueryLimitError: total query size exceeds limit"]
     assert error_messages(PHP) == ["RuntimeException: Stream is detached"]

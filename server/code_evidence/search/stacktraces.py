@@ -46,7 +46,13 @@ _PHP = re.compile(r"^#\d+ (\S+\.php)\((\d+)\): (?:[\w\\]+(?:->|::))?(\w+)\(", re
 _PHP_THROWN = re.compile(r"^(?:PHP )?Fatal error: .*?Uncaught .*? in (\S+\.php):(\d+)\s*$", re.M)
 # The place PHP prints after an uncaught error's message (``… in /srv/src/Stream.php:12``).
 _PHP_PLACE = re.compile(r" in \S+\.php:\d+$")
-_CSHARP = re.compile(r"^\s*at ([\w.`<>+]+)\.([\w<>`]+)\(.*?\) in (.+?\.cs):line (\d+)\s*$", re.M)
+# .NET's ``at N.T.M(args) in /src/T.cs:line 12`` and Mono's ``at N.T.M (args) [0x0004a] in
+# /src/T.cs:12``.
+_CSHARP = re.compile(
+    r"^\s*at ([\w.`<>+\[\]]+)\.([\w<>`\[\]]+) ?\(.*?\)(?: \[0x[0-9a-f]+\])? in (.+?\.cs):"
+    r"(?:line )?(\d+)\s*$",
+    re.M,
+)
 # What names an exception type: its parts joined by dots, Ruby's ``::`` or PHP's backslash, the
 # last one capitalised (``requests.exceptions.InvalidURL``, ``java.lang.IllegalStateException``,
 # ``URI::InvalidURIError``), or a bare name that reads like one (``KeyError``, ``BadParameter``).
@@ -57,11 +63,12 @@ _TYPE_LAST = (
 )
 # An error line, ``Type: message``, whatever prefixes it (Java's ``Exception in thread`` and
 # ``Caused by:``, PHP's ``PHP Fatal error:  Uncaught`` and ``Next`` for a chained one, .NET's
-# ``Unhandled exception.``): a type as above, or the
+# ``Unhandled exception.``, Mono's ``[ERROR] FATAL UNHANDLED EXCEPTION:``): a type as above, or the
 # bare words CLIs and runtimes print: ``Error:``, ``error[E0308]:``, ``panic:``, ``fatal:``.
 _MESSAGE = re.compile(
     r"^\s*(?:Exception in thread \"[^\"]*\" |Caused by: |Next |Uncaught "
-    r"|Unhandled [Ee]xception[.:] |(?:PHP )?(?:Fatal error|Warning):\s+Uncaught |\[\w+\] )?"
+    r"|Unhandled [Ee]xception[.:] |(?:PHP )?(?:Fatal error|Warning):\s+Uncaught "
+    r"|\[ERROR\] FATAL UNHANDLED EXCEPTION: |\[\w+\] )?"
     rf"((?:[A-Za-z_][\w$]*(?:\.|::|\\))+[A-Z][\w$]*|{_TYPE_LAST}"
     r"|[Ee]rror|ERROR|panic|fatal(?: error)?|FATAL)"
     r"(?:\[\w+\])?(?: \[[\w-]+\])?:[ \t]+(\S.*?)\s*$",
