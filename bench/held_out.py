@@ -2,16 +2,16 @@
 index, ``depth`` deep with no time limit (what the engine can do, not what a busy machine lets
 it), and the report written with what the run was.
 
-Used by ``runtime_errors.py``, ``js_runtime_errors.py`` and ``doc_questions.py``; a case is
-any object with ``project`` and ``query`` (the message sets' also ``kind``, ``gold`` and
-``home``).
+Used by ``runtime_errors.py``, ``js_runtime_errors.py``, ``doc_questions.py``,
+``thrown_messages.py`` and ``runtime_traces.py``; a case is any object with ``project`` and
+``query`` (the message sets' also ``kind``, ``gold`` and ``home``).
 """
 
 from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -19,7 +19,7 @@ from typing import Any, Protocol, TypeVar
 from common import git_state, log, result_path, utc_iso
 
 # isort: split
-from code_evidence.api import FindRequest, FindResult
+from code_evidence.api import Evidence, FindRequest, FindResult
 from code_evidence.engine import Engine
 
 
@@ -85,6 +85,68 @@ def message_table(rows: list[dict[str, Any]], kinds: Sequence[str]) -> str:
         home = f"{sum(r['home_and_module@2'] for r in homes)}/{len(homes)}" if homes else "-"
         refused = sum(r["insufficient"] for r in group)
         lines.append(f"| {kind} | {len(group)} | {mrr:.3f} | {first} | {home} | {refused} |")
+    return "\n".join(lines)
+
+
+def place_rows(
+    root: Path,
+    index_root: Path,
+    cases: Sequence[Any],
+    gold_files: Callable[[Any], Sequence[str]],
+    holds: Callable[[Any, Evidence], bool],
+    label: str,
+) -> list[dict[str, Any]]:
+    """The rows of a set whose gold is a place (a message's sites, a trace's frame): the first
+    gold file's rank among the answer's files, whether the first result and any of the first
+    ten hold the place (``label@1``, ``label@10``), and whether a gold file is among the first
+    five (the accepted-while-wrong count needs it)."""
+    rows: list[dict[str, Any]] = []
+    for case, res in answers(root, index_root, cases):
+        gold = set(gold_files(case))
+        files = list(dict.fromkeys(r.path for r in res.results))
+        rank = next((i + 1 for i, f in enumerate(files[:10]) if f in gold), None)
+        hits = [holds(case, r) for r in res.results[:10]]
+        rows.append(
+            {
+                **asdict(case),
+                "rank": rank,
+                f"{label}@1": bool(hits) and hits[0],
+                f"{label}@10": any(hits),
+                "gold@5": any(f in gold for f in files[:5]),
+                "top": [f"{r.path}:{r.start}-{r.end} {r.symbol}" for r in res.results[:5]],
+                "intent": res.intent,
+                "insufficient": res.insufficient,
+                "confidence": res.confidence,
+            }
+        )
+    return rows
+
+
+def place_table(
+    rows: list[dict[str, Any]],
+    groups: Sequence[tuple[str, Callable[[dict[str, Any]], bool]]],
+    header: str,
+    label: str,
+) -> str:
+    """MRR@10, ``label@1`` / ``label@10`` and the two refusal numbers (refused while the first
+    file is right; accepted with no gold file among the first five) per named group."""
+    cols = header.count("|") + 1
+    lines = [
+        f"| {header} | n | MRR@10 | {label}@1 | {label}@10 | refused while right "
+        "| accepted while wrong |",
+        "|" + " --- |" * (cols + 6),
+    ]
+    for name, member in groups:
+        group = [r for r in rows if member(r)]
+        if not group:
+            continue
+        n = len(group)
+        mrr = sum(1 / r["rank"] for r in group if r["rank"]) / n
+        first = sum(r[f"{label}@1"] for r in group) / n
+        ten = sum(r[f"{label}@10"] for r in group) / n
+        rr = sum(r["insufficient"] and r["rank"] == 1 for r in group)
+        aw = sum(not r["insufficient"] and not r["gold@5"] for r in group)
+        lines.append(f"| {name} | {n} | {mrr:.3f} | {first:.3f} | {ten:.3f} | {rr} | {aw} |")
     return "\n".join(lines)
 
 

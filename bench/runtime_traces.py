@@ -53,11 +53,11 @@ import re
 import shutil
 import subprocess
 import tomllib
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from common import CACHE_ROOT, log
-from held_out import answers, write_report
+from held_out import place_rows, place_table, write_report
 
 HERE = Path(__file__).resolve().parent
 SNIPPETS = HERE / "runtime_traces" / "snippets.toml"
@@ -360,48 +360,26 @@ def build_cases(packages: Path, work: Path) -> list[Case]:
 
 
 def ask(root: Path, index_root: Path, cases: list[Case]) -> list[dict]:
-    rows = []
-    for case, res in answers(root, index_root, cases):
-        files = list(dict.fromkeys(r.path for r in res.results))
-        rank = next((i + 1 for i, f in enumerate(files[:10]) if f == case.path), None)
-        hits = [r.path == case.path and r.start <= case.line <= r.end for r in res.results[:10]]
-        rows.append(
-            {
-                **asdict(case),
-                "rank": rank,
-                "line@1": bool(hits) and hits[0],
-                "line@10": any(hits),
-                "gold@5": case.path in files[:5],
-                "top": [f"{r.path}:{r.start}-{r.end} {r.symbol}" for r in res.results[:5]],
-                "intent": res.intent,
-                "insufficient": res.insufficient,
-                "confidence": res.confidence,
-            }
-        )
-    return rows
+    return place_rows(
+        root,
+        index_root,
+        cases,
+        lambda c: [c.path],
+        lambda c, r: r.path == c.path and r.start <= c.line <= r.end,
+        "line",
+    )
 
 
 def table(rows: list[dict]) -> str:
-    lines = [
-        "| language | kind | n | MRR@10 | line@1 | line@10 | refused while right "
-        "| accepted while wrong |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    groups = [
+        (
+            f"{lang} | {kind}",
+            lambda r, lang=lang, kind=kind: lang in ("all", r["language"]) and r["kind"] == kind,
+        )
+        for lang in (*LANGUAGES.values(), "all")
+        for kind in ("trace", "message")
     ]
-    for lang in (*LANGUAGES.values(), "all"):
-        for kind in ("trace", "message"):
-            group = [r for r in rows if lang in ("all", r["language"]) and r["kind"] == kind]
-            if not group:
-                continue
-            n = len(group)
-            mrr = sum(1 / r["rank"] for r in group if r["rank"]) / n
-            first = sum(r["line@1"] for r in group) / n
-            ten = sum(r["line@10"] for r in group) / n
-            rr = sum(r["insufficient"] and r["rank"] == 1 for r in group)
-            aw = sum(not r["insufficient"] and not r["gold@5"] for r in group)
-            lines.append(
-                f"| {lang} | {kind} | {n} | {mrr:.3f} | {first:.3f} | {ten:.3f} | {rr} | {aw} |"
-            )
-    return "\n".join(lines)
+    return place_table(rows, groups, "language | kind", "line")
 
 
 def main() -> None:

@@ -40,25 +40,17 @@ import argparse
 import random
 import re
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from common import CACHE_ROOT
-from doc_questions import ALL_PACKAGES
-from held_out import answers, write_report
+from doc_questions import ALL_PACKAGES, LANGUAGES
+from held_out import place_rows, place_table, write_report
 
 _DQ = r'"((?:[^"\\\n]|\\.){8,300})"'
 _SQ = r"'((?:[^'\\\n]|\\.){8,300})'"
 _TPL = r"`((?:[^`\\\n]|\\.){8,300})`"
 MIN_WORDS = 3
-LANGUAGES = dict.fromkeys((".js", ".cjs", ".mjs", ".ts"), "JS/TS") | {
-    ".go": "Go",
-    ".rs": "Rust",
-    ".java": "Java",
-    ".php": "PHP",
-    ".rb": "Ruby",
-    ".cs": "C#",
-}
 # Folders and files that are not the library's own source: tests, examples, builds.
 _SKIP_DIR = re.compile(
     r"(^|/)([^/]*tests?|__tests__|spec|specs|examples?|samples?|docs?|dist|build|bench\w*"
@@ -306,47 +298,22 @@ def build_cases(root: Path, project: str, per_package: int, rng: random.Random) 
 
 
 def ask(root: Path, index_root: Path, cases: list[Case]) -> list[dict]:
-    rows = []
-    for case, res in answers(root, index_root, cases):
-        files = list(dict.fromkeys(r.path for r in res.results))
-        rank = next((i + 1 for i, f in enumerate(files[:10]) if f in case.gold), None)
-        hits = [
-            any(r.start <= b and r.end >= a for a, b in case.gold.get(r.path, []))
-            for r in res.results[:10]
-        ]
-        rows.append(
-            {
-                **asdict(case),
-                "rank": rank,
-                "site@1": bool(hits) and hits[0],
-                "site@10": any(hits),
-                "gold@5": any(f in case.gold for f in files[:5]),
-                "top": [f"{r.path}:{r.start}-{r.end} {r.symbol}" for r in res.results[:5]],
-                "intent": res.intent,
-                "insufficient": res.insufficient,
-                "confidence": res.confidence,
-            }
-        )
-    return rows
+    return place_rows(
+        root,
+        index_root,
+        cases,
+        lambda c: list(c.gold),
+        lambda c, r: any(r.start <= b and r.end >= a for a, b in c.gold.get(r.path, [])),
+        "site",
+    )
 
 
 def table(rows: list[dict]) -> str:
-    lines = [
-        "| language | n | MRR@10 | site@1 | site@10 | refused while right | accepted while wrong |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+    groups = [
+        (lang, lambda r, lang=lang: lang in ("all", r["language"]))
+        for lang in (*dict.fromkeys(LANGUAGES.values()), "all")
     ]
-    for lang in (*dict.fromkeys(LANGUAGES.values()), "all"):
-        group = [r for r in rows if lang in ("all", r["language"])]
-        if not group:
-            continue
-        n = len(group)
-        mrr = sum(1 / r["rank"] for r in group if r["rank"]) / n
-        first = sum(r["site@1"] for r in group) / n
-        ten = sum(r["site@10"] for r in group) / n
-        rr = sum(r["insufficient"] and r["rank"] == 1 for r in group)
-        aw = sum(not r["insufficient"] and not r["gold@5"] for r in group)
-        lines.append(f"| {lang} | {n} | {mrr:.3f} | {first:.3f} | {ten:.3f} | {rr} | {aw} |")
-    return "\n".join(lines)
+    return place_table(rows, groups, "language", "site")
 
 
 def main() -> None:
