@@ -13,6 +13,7 @@ from code_evidence.engine import Engine
 from code_evidence.index.store import Store, StoredChunk
 from code_evidence.search import templates
 from code_evidence.search.candidate import Candidate
+from code_evidence.search.explain import explain_result
 from code_evidence.search.pipeline import evidence
 from code_evidence.search.query import analyze
 from code_evidence.search.recall import named_files
@@ -273,6 +274,10 @@ def test_a_pasted_message_finds_the_raise_before_the_class(tmp_path: Path) -> No
     assert res.results[0].symbol == "parse_port"
     assert {"message-template", "raises"} <= set(res.results[0].reasons)
     assert not res.insufficient
+    # --explain says how much of the message the literal writes (the value '80a' is not its).
+    share = res.results[0].scores["template_coverage"]
+    assert 0.5 < share < 1.0
+    assert f"writes {round(100 * share)}% of the pasted message" in explain_result(res.results[0])
 
 
 PHP_SOURCE = {

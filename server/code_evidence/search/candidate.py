@@ -28,6 +28,9 @@ class Candidate:
     doc: str = ""
     # The file changed together with the open file in past commits (the co-change feature).
     cochange: Partner | None = None
+    # How much of a pasted error message this chunk's best string literal explains, read as
+    # a template (the message-template feature); None when none does.
+    template_coverage: float | None = None
 
     @property
     def id(self) -> int:

@@ -53,6 +53,9 @@ def explain_result(r: Evidence) -> str:
         last = datetime.fromtimestamp(s.get("cochange_last", 0.0), UTC).date().isoformat()
         count = int(s["cochange_count"])
         found.append(f"changed with the open file in {count} commits, last {last}")
+    if "template_coverage" in s:
+        share = round(100 * s["template_coverage"])
+        found.append(f"a string literal here writes {share}% of the pasted message")
     parts = [", ".join(found) or "no channel"]
     parts.append(f"fused {s.get('fused', 0.0):.4f}")
     if "declared-in-header" in r.reasons:

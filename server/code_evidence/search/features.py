@@ -272,6 +272,7 @@ def apply_features(
         )
         if match is not None:
             boost += W_TEMPLATE * match.coverage if produces else 0.0
+            c.template_coverage = match.coverage
             c.tag("message-template")
         if any(templates.raises(ch.text, t) for t in qa.exception_types):
             boost += W_RAISES

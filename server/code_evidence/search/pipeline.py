@@ -321,6 +321,8 @@ def evidence(c: Candidate) -> Evidence:
     if c.cochange is not None:
         scores["cochange_count"] = float(c.cochange.count)
         scores["cochange_last"] = float(c.cochange.last_time)
+    if c.template_coverage is not None:
+        scores["template_coverage"] = c.template_coverage
     return Evidence(
         path=ch.path,
         start=ch.start,
