@@ -90,8 +90,11 @@ _PY_HEADERS = re.compile(
     r"|thrown in \S+ on line \d+|note: run with `RUST_BACKTRACE="
     r"|(?:time=\"[^\"]*\" )?level=\w+ msg=)"
 )
+# The values a message formats in: quoted parts, <reprs>, numbers, paths. A path's run is
+# bounded: unbounded, a 20,000-character word cost quadratic time (each start scanned to the
+# end for a dot).
 _FRAGMENT_SPLIT = re.compile(
-    r"'[^']*'|\"[^\"]*\"|<[^>]*>|\b0x[0-9a-f]+\b|\b\d+\b|[\w./\\-]+\.\w{1,5}\b"
+    r"'[^']*'|\"[^\"]*\"|<[^>]*>|\b0x[0-9a-f]+\b|\b\d+\b|[\w./\\-]{1,200}\.\w{1,5}\b"
 )
 
 
