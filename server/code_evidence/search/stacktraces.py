@@ -27,7 +27,7 @@ _JS = re.compile(
     r"^\s*at (?:(?:async )?([^\s(]+) \()?((?:file://)?[^\s()]+?):(\d+):\d+\)?\s*$", re.M
 )
 _GO = re.compile(r"^\t(\S+\.go):(\d+)(?: \+0x[0-9a-f]+)?\s*$", re.M)
-_GO_FUNC = re.compile(r"^([\w./*()-]+)\(.*\)\s*$", re.M)
+_GO_FUNC = re.compile(r"^([\w./*()-]{1,300})\(.*\)\s*$", re.M)  # bounded: see _FRAGMENT_SPLIT
 _RUST_AT = re.compile(r"^\s*at (\S+\.rs):(\d+):\d+\s*$", re.M)
 _RUST_PANIC = re.compile(r"panicked at (?:'.*?', )?(\S+\.rs):(\d+):\d+")
 # A Rust panic's message: quoted on the header line before Rust 1.73 (``thread 'main' panicked
