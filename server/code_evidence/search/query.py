@@ -17,13 +17,13 @@ from ..index.terms import code_terms, split_identifier
 from . import crosslingual
 from .stacktraces import (
     Frame,
-    error_messages,
+    error_lines,
     literal_text,
     message_fragments,
     parse_frames,
     runtime_names,
     typed_text,
-    without_error_boilerplate,
+    unqualified,
 )
 from .templates import message_body
 
@@ -188,7 +188,7 @@ def _exception_type_names(message: str) -> list[str]:
     m = re.match(r"\s*((?:[\w$]+(?:\.|::|\\))*[\w$]+)(?:\[\w+\])?(?: \[[\w-]+\])?:", message)
     if m is None:
         return []
-    return [m.group(1), re.split(r"\.|::|\\", m.group(1))[-1]]
+    return [m.group(1), unqualified(m.group(1))]
 
 
 # A type (capitalised: ``os.path`` is a module) and one of its members, ``.`` or ``::``.
@@ -272,7 +272,8 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
         if _looks_like_identifier(word):
             identifiers.append(word.removesuffix("()"))
     frames = parse_frames(raw)
-    messages = error_messages(raw)
+    read = error_lines(raw)
+    messages = read.messages
     fragments = [f for m in messages for f in message_fragments(m)]
     # In an error line, the exception's type says what kind of failure it is, not where it
     # happened, and quoted parts are values formatted into the message: neither is a name the
@@ -313,7 +314,7 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
 
     terms: list[str] = []
     # An error line's runtime prefix and its type's namespace are not words of the raise site.
-    for t in code_terms(without_error_boilerplate(raw) if messages else raw):
+    for t in code_terms(read.searched):
         if t in STOPWORDS or len(t) < 2:
             continue
         terms.append(t)

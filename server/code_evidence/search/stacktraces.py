@@ -53,6 +53,9 @@ _CSHARP = re.compile(
     r"(?:line )?(\d+)\s*$",
     re.M,
 )
+# A qualified name's parts before its last: ``java.lang.``, ``Rack::QueryParser::``, PHP's
+# ``Twig\Error\``.
+_QUALIFIER = re.compile(r"(?:[\w$]+(?:\.|::|\\))+")
 # What names an exception type: its parts joined by dots, Ruby's ``::`` or PHP's backslash, the
 # last one capitalised (``requests.exceptions.InvalidURL``, ``java.lang.IllegalStateException``,
 # ``URI::InvalidURIError``), or a bare name that reads like one (``KeyError``, ``BadParameter``).
@@ -158,46 +161,62 @@ def typed_text(text: str) -> str:
     return "\n".join(kept)
 
 
-def error_messages(text: str) -> list[str]:
-    """``KeyError: 'user'`` -> ``["KeyError: 'user'"]``: the error lines from their type on
-    (what a runtime prints before it, ``PHP Fatal error:  Uncaught``, is not the message), and
-    Ruby's ``Invalid port (URI::InvalidURIError)`` and a Rust panic's message (``panic: …``)
-    written the same way, type first. The place PHP prints after the message is a frame
-    (:func:`parse_frames`), not its text."""
-    found = [
-        _PHP_PLACE.sub("", text[m.start(1) : m.end()].strip()) for m in _MESSAGE.finditer(text)
-    ]
-    found += [f"{m.group(2)}: {m.group(1)}" for m in _RUBY_MESSAGE.finditer(text)]
-    found += [f"panic: {m.group(1) or m.group(2)}" for m in _RUST_PANIC_MESSAGE.finditer(text)]
-    return list(dict.fromkeys(found))
+@dataclass(frozen=True, slots=True)
+class ErrorLines:
+    """What a text's error lines say, read in one pass."""
+
+    # The error lines from their type on (what a runtime prints before it, ``PHP Fatal
+    # error:  Uncaught``, is not the message), Ruby's ``Invalid port (URI::InvalidURIError)``
+    # and a Rust panic's message (``panic: …``) written the same way, type first; the place PHP
+    # prints after the message is a frame (:func:`parse_frames`), not its text.
+    messages: list[str]
+    # The text with what each error line says about the runtime and the type's home blanked:
+    # the runtime's prefix (``PHP Fatal error:  Uncaught``, ``Exception in thread "main"``)
+    # and the type's qualifier (``Symfony\Component\Console\Exception\``, ``java.lang.``,
+    # Ruby's ``Rack::QueryParser::``). Their words match every file that imports or declares
+    # something in that namespace (a PHP file's ``namespace`` and ``use`` lines), not the place
+    # that threw; the type's own name and the message stay.
+    searched: str
 
 
-def without_error_boilerplate(text: str) -> str:
-    """``text`` with what each error line says about the runtime and the type's home blanked:
-    the prefix a runtime prints (``PHP Fatal error:  Uncaught``, ``Exception in thread
-    "main"``) and the type's qualifier (``Symfony\\Component\\Console\\Exception\\`` of
-    ``…\\CommandNotFoundException``, ``java.lang.``, Ruby's ``Rack::QueryParser::``). Their words
-    match every file that imports or declares something in that namespace (a PHP file's
-    ``namespace`` and ``use`` lines), not the place that threw; the type's own name and the
-    message stay."""
-    spans: list[tuple[int, int]] = []
+def unqualified(type_name: str) -> str:
+    """``click.exceptions.BadParameter`` -> ``BadParameter`` (also ``URI::InvalidURIError``,
+    ``Twig\\Error\\SyntaxError``)."""
+    qualifier = _QUALIFIER.match(type_name)
+    return type_name[qualifier.end() :] if qualifier else type_name
+
+
+def error_lines(text: str) -> ErrorLines:
+    messages: list[str] = []
+    spans: list[tuple[int, int]] = []  # what ``searched`` blanks
+
+    def qualifier_span(m: re.Match[str], group: int) -> None:
+        qualifier = _QUALIFIER.match(m.group(group))
+        if qualifier:
+            spans.append((m.start(group), m.start(group) + qualifier.end()))
+
     for m in _MESSAGE.finditer(text):
+        messages.append(_PHP_PLACE.sub("", text[m.start(1) : m.end()].strip()))
         spans.append((m.start(), m.start(1)))
-        qualifier = re.match(r"(?:[\w$]+(?:\.|::|\\))+", m.group(1))
-        if qualifier:
-            spans.append((m.start(1), m.start(1) + qualifier.end()))
+        qualifier_span(m, 1)
     for m in _RUBY_MESSAGE.finditer(text):
-        qualifier = re.match(r"(?:\w+::)+", m.group(2))
-        if qualifier:
-            spans.append((m.start(2), m.start(2) + qualifier.end()))
+        messages.append(f"{m.group(2)}: {m.group(1)}")
+        qualifier_span(m, 2)
     for m in _RUST_PANIC_MESSAGE.finditer(text):
+        messages.append(f"panic: {m.group(1) or m.group(2)}")
         spans.append((m.start(), m.start(1) if m.group(1) is not None else m.start(2)))
+    messages = list(dict.fromkeys(messages))
     if not spans:
-        return text
+        return ErrorLines(messages, text)
     out = list(text)
     for start, end in spans:
         out[start:end] = " " * (end - start)
-    return "".join(out)
+    return ErrorLines(messages, "".join(out))
+
+
+def error_messages(text: str) -> list[str]:
+    """``KeyError: 'user'`` -> ``["KeyError: 'user'"]`` (see :class:`ErrorLines`)."""
+    return error_lines(text).messages
 
 
 def literal_text(body: str) -> str:
