@@ -179,7 +179,6 @@ class LexicalIndex:
         self,
         terms: Sequence[str],
         k: int,
-        boosts: dict[str, float] | None = None,
         require_all: bool = False,
     ) -> list[tuple[int, float]]:
         """BM25 over (body, symbol, path). ``terms`` are already code terms (see
