@@ -147,6 +147,11 @@ def test_prose_with_a_colon_is_not_an_error_line(question: str) -> None:
             "throw new SyntaxError(sprintf('Unknown \"%s\" filter.', $name), $line);",
             'Unknown "nope" filter in "page.html" at line 3.',
         ),
+        (  # an empty literal before the message does not steal its opening quote
+            'return "", fmt.Errorf("mux: missing route variable %q", v)',
+            'mux: missing route variable "id"',
+        ),
+        ("return '' . sprintf('Unknown \"%s\" option.', $n);", 'Unknown "v" option.'),
     ],
 )
 def test_templates_match_the_messages_they_produce(code: str, message: str) -> None:
@@ -198,6 +203,11 @@ def test_raise_sites_of_the_named_type() -> None:
     assert templates.raises('fail ArgumentError, "bad"', "ArgumentError")
     assert templates.raises("throw JsonReaderException.Create(this, msg);", "JsonReaderException")
     assert not templates.raises("class InvalidURIError < Error; end", "InvalidURIError")
+    # Made, dressed, then thrown.
+    made = "$e = new SyntaxError(sprintf('Unknown \"%s\" function.', $name));\nthrow $e;"
+    assert templates.raises(made, "SyntaxError")
+    assert not templates.raises("} catch (SyntaxError $e) {\n    throw $e;", "SyntaxError")
+    assert not templates.raises("if ($e instanceof SyntaxError) {", "SyntaxError")
 
 
 TRACE = """Traceback (most recent call last):

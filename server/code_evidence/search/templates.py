@@ -18,10 +18,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 # Single-line string literals of every language: "..", '..', `..` (JS templates may span
-# lines). A prefix (f, r, b, u) is outside the quotes and so ignored.
+# lines). A prefix (f, r, b, u) is outside the quotes and so ignored. Short and empty ones are
+# matched too (and dropped by ``literals``): skipping Go's ``return "", fmt.Errorf("…")`` empty
+# string paired its closing quote with the next literal's opening one, and the message was lost.
 _LITERAL = re.compile(
-    r'"((?:[^"\\\n]|\\.){4,400})"|\'((?:[^\'\\\n]|\\.){4,400})\'|`((?:[^`\\]|\\.){4,400})`'
+    r'"((?:[^"\\\n]|\\.){0,400})"|\'((?:[^\'\\\n]|\\.){0,400})\'|`((?:[^`\\]|\\.){0,400})`'
 )
+MIN_LITERAL_CHARS = 4  # shorter literals ("", ", ", "%s") write no message
 _TRIPLE = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'')
 # What a value is formatted in with: {..} (Python, Rust, C#, Kotlin ${..}, JS ${..}, Ruby #{..}),
 # %-verbs (printf, Python %, Go), {} and Java's String.format verbs, PHP's "$x" and "$x->y",
@@ -99,6 +102,7 @@ def literals(text: str) -> list[str]:
     it (whose own address, a template like ``f"https://host/item_{code}.html"``, still counts)."""
     text = _TRIPLE.sub(" ", text)
     found = [next(g for g in m.groups() if g is not None) for m in _LITERAL.finditer(text)]
+    found = [lit for lit in found if len(lit) >= MIN_LITERAL_CHARS]
     address = [_ADDRESS.match(lit) is not None for lit in found]
     if sum(address) <= MAX_ADDRESSES:
         return found
@@ -137,11 +141,13 @@ def raises(text: str, type_name: str) -> bool:
     """The chunk raises or throws ``type_name`` (Python ``raise X(``, Ruby ``raise X, "…"`` /
     ``fail X``, JS/Java/C#/Kotlin/PHP ``throw new X(`` / ``throw X.Create(``, Rust ``Err(X`` /
     ``X::``-variants returned as errors), its name qualified or not (``errors.X``,
-    ``Mod::X``, PHP's ``\\Ns\\X``)."""
+    ``Mod::X``, PHP's ``\\Ns\\X``). An exception made with ``new`` is made to be thrown,
+    often a line later once it is dressed (Twig's ``$e = new SyntaxError(…);
+    $e->addSuggestions(…); throw $e;``): that is a raise site too."""
     name = re.escape(type_name)
     return (
         re.search(
-            rf"\b(?:raise|fail|throw(?:\s+new)?|Err\(|return\s+(?:new\s+)?)\s*"
+            rf"\b(?:raise|fail|throw(?:\s+new)?|new|Err\(|return\s+(?:new\s+)?)\s*"
             rf"\\?(?:\w+(?:\.|::|\\))*{name}\b",
             text,
         )
