@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from code_evidence.api import Chunk, FindRequest
+from code_evidence.api import Chunk, Evidence, FindRequest
 from code_evidence.config import Config, ConfigError, load_config
 from code_evidence.engine import Engine
 from code_evidence.index.store import StoredChunk
@@ -16,6 +16,7 @@ from code_evidence.models import crossencoder
 from code_evidence.models.passage import QUERY_TOKENS, passage_text
 from code_evidence.search import rerank
 from code_evidence.search.candidate import Candidate
+from code_evidence.search.explain import explain_result
 from code_evidence.search.query import QueryAnalysis, analyze
 
 # (question, the code that answers it, code that does not): none of these is in the training
@@ -304,3 +305,28 @@ def test_model_reorders_within_a_soft_penalty_not_across_it() -> None:
     rr = rerank.CrossEncoderReranker(None, crossencoder.ScoreCache(), 2, 1.0)  # type: ignore[arg-type]
     rr.combine([code, test])
     assert code.score > test.score
+
+
+def test_the_template_that_writes_the_message_is_not_lowered_by_the_model() -> None:
+    """serde_json: ``panic!("cannot access key {:?} in JSON {}", …)`` writes the pasted
+    message; the model read the two-line ``NumberKey`` as closer to it. An exact match of most
+    of the message is not the model's to overrule; a template that writes little of it is."""
+    template, near = (
+        _cand(0, 'panic!("cannot access key {:?} in JSON {}")', "index"),
+        _cand(1, "struct NumberKey;", "NumberKey"),
+    )
+    template.score, near.score = 0.9, 1.0
+    template.cross, near.cross = -3.0, 0.0
+    template.template_coverage = 0.67
+    rr = rerank.CrossEncoderReranker(None, crossencoder.ScoreCache(), 2, 0.5)  # type: ignore[arg-type]
+    rr.combine([template, near])
+    assert template.score == 0.9 and near.score == 1.0
+    template.score, template.template_coverage = 0.9, 0.3  # a literal that writes little of it
+    rr.combine([template, near])
+    assert template.score < 0.9 * 0.5
+    # --explain says the model's reading was not counted, not that it multiplied the score.
+    trusted = Evidence("a.rs", 1, 9, "index", "function", "rust", 0.9, [], "", {"cross": -3.0})
+    trusted.scores["template_coverage"] = 0.67
+    assert "not counted" in explain_result(trusted) and "exp(" not in explain_result(trusted)
+    trusted.scores["template_coverage"] = 0.3
+    assert "exp(blend" in explain_result(trusted)

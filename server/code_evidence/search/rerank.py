@@ -27,6 +27,7 @@ from ..models.embedder import Embedder
 from ..models.passage import PASSAGE_TOKENS, QUERY_TOKENS, passage_text
 from .candidate import Candidate
 from .query import STOPWORDS, QueryAnalysis
+from .templates import TRUSTED_COVERAGE
 
 
 class Reranker(Protocol):
@@ -343,6 +344,8 @@ class CrossEncoderReranker:
         for c in scored:
             logit = effective.get(c.id)
             if logit is not None:
-                c.score *= math.exp(self.blend * (logit - best))
+                # An exact match of most of a pasted message is not the model's to overrule.
+                if (c.template_coverage or 0.0) < TRUSTED_COVERAGE:
+                    c.score *= math.exp(self.blend * (logit - best))
                 if logit == best:
                     c.tag("cross-encoder-top")

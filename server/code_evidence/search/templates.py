@@ -44,6 +44,11 @@ _URL_CHAR = re.compile(r"[A-Za-z0-9_/?=&%#~+@-]|[.:,;][A-Za-z0-9_]")
 _OPEN_END = re.compile(rf"(?:{_PLACEHOLDER.pattern})\s*$")
 MIN_LITERAL = 8  # characters of literal text a template needs to be evidence
 MIN_COVERAGE = 0.3  # share of the message a template must explain
+# A chunk whose literal writes at least this share of the pasted message is where the message
+# comes from, by exact match: the cross-encoder's reading of its code does not lower it
+# (serde_json's ``panic!("cannot access key {:?} in JSON {}", …)`` in a nine-line ``match``
+# read as less like the message than a two-line ``NumberKey``; rerank.py).
+TRUSTED_COVERAGE = 0.5
 
 
 @dataclass(frozen=True, slots=True)
