@@ -208,6 +208,7 @@ def test_raise_sites_of_the_named_type() -> None:
     assert templates.raises(made, "SyntaxError")
     assert not templates.raises("} catch (SyntaxError $e) {\n    throw $e;", "SyntaxError")
     assert not templates.raises("if ($e instanceof SyntaxError) {", "SyntaxError")
+    assert not templates.raises("returnSyntaxError = 1; newSyntaxError()", "SyntaxError")
 
 
 TRACE = """Traceback (most recent call last):

@@ -152,7 +152,7 @@ def raises(text: str, type_name: str) -> bool:
     name = re.escape(type_name)
     return (
         re.search(
-            rf"\b(?:raise|fail|throw(?:\s+new)?|new|Err\(|return\s+(?:new\s+)?)\s*"
+            rf"\b(?:(?:raise|fail|throw|new|return)\s+|Err\(\s*)"
             rf"\\?(?:\w+(?:\.|::|\\))*{name}\b",
             text,
         )
