@@ -28,6 +28,7 @@ import re
 import sys
 import tempfile
 import tokenize
+from collections.abc import Iterator
 from dataclasses import dataclass
 from hashlib import sha256
 from pathlib import Path
@@ -49,7 +50,18 @@ class DocLines:
 
 
 def translation_path(package: str) -> Path:
-    return BENCH / "zh" / f"{dataset_name(package)}.en-docs.txt"
+    return BENCH / "zh" / f"{dataset_name(package)}{EN_DOCS}.txt"
+
+
+def _string_statements(tree: ast.AST) -> Iterator[ast.Constant]:
+    """Every statement that is a string alone: a docstring, or prose between statements."""
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
+            yield node.value
 
 
 def doc_lines(text: str) -> DocLines:
@@ -57,13 +69,8 @@ def doc_lines(text: str) -> DocLines:
     stands (a module's, a class's or a function's docstring, or a block of prose between
     statements); a comment is, wherever it starts."""
     strings: set[int] = set()
-    for node in ast.walk(ast.parse(text)):
-        if (
-            isinstance(node, ast.Expr)
-            and isinstance(node.value, ast.Constant)
-            and isinstance(node.value.value, str)
-        ):
-            strings.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+    for node in _string_statements(ast.parse(text)):
+        strings.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
     comments = {
         tok.start[0]: tok.start[1]
         for tok in tokenize.generate_tokens(io.StringIO(text).readline)
@@ -119,13 +126,8 @@ def _emptied(text: str) -> str:
     """The syntax tree with every string statement's text removed: what documentation may not
     change."""
     tree = ast.parse(text)
-    for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.Expr)
-            and isinstance(node.value, ast.Constant)
-            and isinstance(node.value.value, str)
-        ):
-            node.value.value = ""
+    for node in _string_statements(tree):
+        node.value = ""
     return ast.dump(tree)
 
 
