@@ -346,7 +346,56 @@ def test_chinese_questions_reach_code_commented_in_chinese(tmp_path: Path) -> No
         ]:
             res = eng.find(FindRequest(question), refresh=False)
             assert res.results[0].path == path, question
-            assert res.rendering is None  # the code speaks Chinese: read as asked
-            # ... and the English-only models, which would read Chinese, are not asked.
+            # The code speaks Chinese: read as asked, and the English-only models, which
+            # would read Chinese, are not asked; the rendering only orders a file's parts.
             assert "recall.vector" not in res.trace, question
             assert any("English-only models" in n for n in res.notes), question
+            assert "parts" in res.trace and res.rendering, question
+
+
+# Chinese docstrings that all share the question's words, and the one function that does
+# what it asks with none: its English names are all it says.
+CONNECTIONS = (
+    "def on_closed(conn):\n"
+    '    """连接关闭后调用的回调。"""\n'
+    "    _callbacks.run(conn)\n\n\n"
+    "def is_closed(conn):\n"
+    '    """判断连接是否已经关闭。"""\n'
+    "    return conn.sock is None\n\n\n"
+    "def reconnect(conn):\n"
+    '    """连接被关闭时重新建立连接。"""\n'
+    "    conn.sock = _dial(conn.host)\n\n\n"
+    "def log_reason(conn, reason):\n"
+    '    """记录连接关闭的原因。"""\n'
+    "    _log.append((conn.host, reason))\n\n\n"
+    "def grace_seconds():\n"
+    '    """返回关闭连接前等待的秒数。"""\n'
+    "    return 5\n\n\n"
+    "def pending_writes(conn):\n"
+    '    """关闭连接前尚未写完的数据。"""\n'
+    "    return conn.buffer\n\n\n"
+    "def shutdown(conn):\n"
+    "    conn.sock.close()\n"
+    "    _pool.discard(conn)\n"
+)
+
+
+def test_the_rendering_orders_a_files_parts_when_the_models_step_aside(tmp_path: Path) -> None:
+    """The words put the file first and fill its five places with the documented
+    neighbours; the rendering (close connect) brings the undocumented ``shutdown`` among
+    them. ``quick`` (hover, lenses) runs no model and keeps the words' order."""
+    ws = _repo(tmp_path / "zh", {"net/conn.py": CONNECTIONS})
+    with Engine(ws, tmp_path / "idx") as eng:
+        eng.index()
+        quick = eng.find(FindRequest("关闭连接", depth="quick"), refresh=False)
+        assert "shutdown" not in [r.symbol for r in quick.results[:5]]
+        assert quick.rendering is None and "parts" not in quick.trace
+        res = eng.find(FindRequest("关闭连接"), refresh=False)
+        assert "recall.vector" not in res.trace  # the models stepped aside
+        top = [r.symbol for r in res.results[:5]]
+        assert "shutdown" in top, top
+        shutdown = res.results[top.index("shutdown")]
+        assert "rendering-order" in shutdown.reasons and "rendering_cosine" in shutdown.scores
+        lines = explain(res)
+        assert lines[0] == "rendering: close connect"
+        assert any("shutdown" in line and "rendering's cosine" in line for line in lines)

@@ -13,7 +13,7 @@ from code_evidence.config import Config
 from code_evidence.index.generated import GeneratedFiles
 from code_evidence.index.store import StoredChunk
 from code_evidence.index.terms import code_terms, path_terms, split_identifier
-from code_evidence.search import assemble, declarations, explain, features, fuse, rerank
+from code_evidence.search import assemble, declarations, explain, features, fuse, parts, rerank
 from code_evidence.search.candidate import Candidate
 from code_evidence.search.pipeline import evidence
 from code_evidence.search.query import QueryAnalysis, analyze
@@ -612,3 +612,24 @@ def test_a_readme_quoting_a_message_is_not_its_template() -> None:
     out = featured([cand(raise_site), cand(readme)], f"ValueError: {message}")
     assert "message-template" in out[1].reasons
     assert "message-template" not in out[2].reasons
+
+
+# --------------------------------------------------------------------------- parts
+
+
+def test_the_rendering_orders_only_a_files_later_parts_among_their_own_places() -> None:
+    a1, a2, a3, a4 = (chunk(i, "a.py", f"a{i}", start=10 * i) for i in (1, 2, 3, 4))
+    b1, b2 = (chunk(i, "b.py", f"b{i}", start=10 * i) for i in (5, 6))
+    cands = [cand(sc) for sc in (a1, b1, a2, b2, a3, a4)]
+    for score, c in zip((0.9, 0.8, 0.7, 0.6, 0.5, 0.4), cands, strict=True):
+        c.score = score
+    # a4 reads most like the rendering, a1 (the file's first) least; a3 has no vector.
+    cosine = {1: 0.1, 2: 0.3, 4: 0.7, 5: 0.2, 6: 0.9}
+    out = parts.order_parts(cands, cosine)
+    assert [c.stored.chunk.symbol for c in out] == ["a1", "b5", "a4", "b6", "a3", "a2"]
+    assert [c.score for c in out] == [0.9, 0.8, 0.7, 0.6, 0.5, 0.4]  # places keep scores
+    moved = {c.stored.chunk.symbol for c in out if "rendering-order" in c.reasons}
+    assert moved == {"a4", "a2"}
+    assert out[2].rendering_cosine == 0.7 and out[4].rendering_cosine is None
+    assert evidence(out[2]).scores["rendering_cosine"] == 0.7
+    assert "rendering's cosine 0.700" in explain.explain_result(evidence(out[2]))

@@ -181,7 +181,8 @@ class FindResult:
     index_mode: str = "read-write"
     notes: list[str] = field(default_factory=list)
     # The English rendering the models read when the question holds Chinese (glossary terms
-    # in English, identifiers verbatim; search/crosslingual.py); null otherwise.
+    # in English, identifiers verbatim; search/crosslingual.py), or that ordered the parts of
+    # files when they stepped aside (search/parts.py); null otherwise.
     rendering: str | None = None
 
 

@@ -131,6 +131,7 @@ REASON_TAGS = {
     "merged": "adjacent pieces joined",
     "member-first": "a member, moved before its type's header",
     "after-member": "a type's header, moved behind its member",
+    "rendering-order": "placed among its file's parts by the English rendering of the question",
 }
 
 DROP_REASONS = {

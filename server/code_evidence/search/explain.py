@@ -80,6 +80,12 @@ def explain_result(r: Evidence) -> str:
         parts.append("(traded places and scores with its type's header)")
     elif "after-member" in r.reasons:
         parts.append("(traded places and scores with its member)")
+    if "rendering-order" in r.reasons:
+        cosine = s.get("rendering_cosine", 0.0)
+        parts.append(
+            f"(placed among its file's parts by the rendering's cosine {cosine:.3f}, with the "
+            "score of that place)"
+        )
     parts.append(f"= {r.score:.4f}")
     return "; ".join(parts[:1]) + " -> " + " ".join(parts[1:])
 

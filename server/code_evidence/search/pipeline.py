@@ -39,6 +39,7 @@ from . import (
     features,
     fuse,
     multilingual,
+    parts,
     query,
     recall,
     rerank,
@@ -168,6 +169,9 @@ def answer(
     words = crosslingual.han_query_terms(qa.raw)
     lexical = index.lexical if cfg.stages.lexical else None
     spoken = lexical is not None and crosslingual.speaks_chinese(words, lexical.doc_freq)
+    rendering = qa.rendering  # read_as_asked drops it from what the models read
+    aside = False  # the English-only models stepped aside
+    parts_read: str | None = None  # the rendering, when it ordered the parts of files
     if qa.rendering is not None and spoken:
         qa.read_as_asked(crosslingual.says_little(lexical.doc_freq, len(lexical)))
         notes.append("the workspace's text holds the question's Chinese words: read as asked")
@@ -176,6 +180,7 @@ def answer(
         and not crosslingual.models_can_read(qa.model_text)
         and crosslingual.holds_chinese(words, lexical.doc_freq)
     ):
+        aside = cfg.stages.vectors
         cfg = cfg.changed(stages={"vectors": False}, ranking={"reranker": "none"})
         notes.append("the English-only models would read Chinese: ranked by words and structure")
     timings["query"] = StageTiming(len(qa.terms), _ms(t0))
@@ -237,6 +242,16 @@ def answer(
         raise RequestCancelled(f"cancelled after scoring {scored} candidates")
     notes.extend(rerank_notes)
     timings["rerank"] = StageTiming(scored, _ms(t0))
+    if aside and rendering is not None and index.cache is not None and req.depth != "quick":
+        t0 = time.perf_counter()
+        try:
+            cosine = parts.cosines(cands, rendering, index.embedder, index.cache)
+        except Exception as exc:  # an enhancement: the words' order stands
+            notes.append(f"parts of a file not ordered by the rendering ({exc})")
+        else:
+            cands = parts.order_parts(cands, cosine)
+            timings["parts"] = StageTiming(len(cosine), _ms(t0))
+            parts_read = rendering
     pause(control)
     t0 = time.perf_counter()
     ranked = assemble.diversify(
@@ -284,7 +299,7 @@ def answer(
         intent=qa.intent,
         index_mode="read-only" if index.read_only else "read-write",
         notes=notes,
-        rendering=qa.rendering,
+        rendering=qa.rendering or parts_read,
     )
 
 
@@ -323,6 +338,8 @@ def evidence(c: Candidate) -> Evidence:
         scores["cochange_last"] = float(c.cochange.last_time)
     if c.template_coverage is not None:
         scores["template_coverage"] = c.template_coverage
+    if c.rendering_cosine is not None:
+        scores["rendering_cosine"] = c.rendering_cosine
     return Evidence(
         path=ch.path,
         start=ch.start,
