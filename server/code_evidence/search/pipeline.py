@@ -1,5 +1,6 @@
 """One answer, stage by stage: query analysis -> recall (BM25, vectors, structure, stack
-frames) -> reciprocal-rank fusion -> features and filters -> rerank -> assembly.
+frames) -> reciprocal-rank fusion -> features and filters -> rerank -> (the parts of each file,
+when the English-only models stepped aside) -> assembly.
 
 Each stage is a module of this folder; this one only runs them in order against one committed
 index state (:class:`SearchIndex`), times them, and turns the ranked candidates into the
