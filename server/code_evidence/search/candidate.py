@@ -31,8 +31,8 @@ class Candidate:
     # How much of a pasted error message this chunk's best string literal explains, read as
     # a template (the message-template feature); None when none does.
     template_coverage: float | None = None
-    # The cosine of a Chinese question's English rendering with this chunk's vector, when it
-    # ordered the chunk among its file's parts (``parts.py``); None otherwise.
+    # The cosine of a Chinese question's English rendering with this chunk's vector, when the
+    # parts stage read it to order its file's parts (``parts.py``); None otherwise.
     rendering_cosine: float | None = None
 
     @property

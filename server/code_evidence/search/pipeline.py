@@ -171,7 +171,7 @@ def answer(
     lexical = index.lexical if cfg.stages.lexical else None
     spoken = lexical is not None and crosslingual.speaks_chinese(words, lexical.doc_freq)
     rendering = qa.rendering  # read_as_asked drops it from what the models read
-    aside = False  # the English-only models stepped aside
+    aside = False  # the English-only models stepped aside (from a vector stage that was on)
     parts_read: str | None = None  # the rendering, when it ordered the parts of files
     if qa.rendering is not None and spoken:
         qa.read_as_asked(crosslingual.says_little(lexical.doc_freq, len(lexical)))
