@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from ..api import Evidence, FindResult
-from .templates import TRUSTED_COVERAGE
+from .templates import trusted
 
 CHANNELS = ("bm25", "vector", "structural", "cochange", "frames", "named")
 FEATURE_TAGS = {
@@ -70,7 +70,7 @@ def explain_result(r: Evidence) -> str:
         parts.append(f"x {factor:.2f} ({', '.join(penalties) or 'non-code'})")
     if "rerank" in s:
         parts.append(f"x (1 + rerank {s['rerank']:.2f})")
-    if "cross" in s and s.get("template_coverage", 0.0) >= TRUSTED_COVERAGE:
+    if "cross" in s and trusted(s.get("template_coverage")):
         parts.append(f"(model {s['cross']:.2f}, not counted: the literal writes the message)")
     elif "cross" in s:
         parts.append(f"x exp(blend * (model {s['cross']:.2f} - best model score))")

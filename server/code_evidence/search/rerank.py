@@ -27,7 +27,7 @@ from ..models.embedder import Embedder
 from ..models.passage import PASSAGE_TOKENS, QUERY_TOKENS, passage_text
 from .candidate import Candidate
 from .query import STOPWORDS, QueryAnalysis
-from .templates import TRUSTED_COVERAGE
+from .templates import trusted
 
 
 class Reranker(Protocol):
@@ -345,7 +345,7 @@ class CrossEncoderReranker:
             logit = effective.get(c.id)
             if logit is not None:
                 # An exact match of most of a pasted message is not the model's to overrule.
-                if (c.template_coverage or 0.0) < TRUSTED_COVERAGE:
+                if not trusted(c.template_coverage):
                     c.score *= math.exp(self.blend * (logit - best))
                 if logit == best:
                     c.tag("cross-encoder-top")

@@ -51,6 +51,12 @@ MIN_COVERAGE = 0.3  # share of the message a template must explain
 TRUSTED_COVERAGE = 0.5
 
 
+def trusted(coverage: float | None) -> bool:
+    """Whether a chunk's template coverage makes it the message's source whatever a model
+    reads (``TRUSTED_COVERAGE``): the rerank stage and ``--explain`` ask the same question."""
+    return (coverage or 0.0) >= TRUSTED_COVERAGE
+
+
 @dataclass(frozen=True, slots=True)
 class TemplateMatch:
     coverage: float  # share of the message body the template's literal pieces cover
