@@ -75,6 +75,7 @@ from devset import (
     DEFAULT_WS,
     FAILURES_DIR,
     MESSAGES_DIR,
+    TEST_REPORTS_DIR,
     ensure_workspace,
     in_sdist_mode,
     load_cases,
@@ -90,7 +91,15 @@ GROUPS = ("commit a", "commit b", "docstring")
 VARIANT_C = "commit c"
 # Groups of the local failure cases: scored the same way, but score.py's cross-check and the
 # reference comparison cover only the shared GROUPS (no baseline exists for these).
-FAILURE_GROUPS = ("trace", "message", "message-template", "message-mined")
+FAILURE_GROUPS = (
+    "trace",
+    "message",
+    "message-template",
+    "message-mined",
+    "pytest-report",
+    "pytest-short",
+    "pytest-summary",
+)
 
 # Best reference method per group, from the "Reference baselines (dev set)" table of
 # shared/bench/README.md: hybrid-rrf for commit a and docstring, hybrid-rrf+open for commit b.
@@ -662,6 +671,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "template; mined from other languages' sources; default: when that folder exists)",
     )
     ap.add_argument(
+        "--test-reports",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help=f"also run the cases of {TEST_REPORTS_DIR.relative_to(REPO)} (the failure cases as "
+        "pytest prints them; default: when that folder exists)",
+    )
+    ap.add_argument(
         "--variant-c",
         action=argparse.BooleanOptionalAction,
         default=True,
@@ -744,6 +760,7 @@ def main(argv: list[str] | None = None) -> int:
     if failures and not FAILURES_DIR.is_dir():
         raise SystemExit(f"{FAILURES_DIR}: missing (build it with bench/failures/make_cases.py)")
     messages = MESSAGES_DIR.is_dir() if args.messages is None else args.messages
+    reports = TEST_REPORTS_DIR.is_dir() if args.test_reports is None else args.test_reports
     created = stamp()
     out: Path = args.out or result_path(f"quality-{args.mode}")
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -757,6 +774,8 @@ def main(argv: list[str] | None = None) -> int:
             cases += load_failure_cases(FAILURES_DIR, d["name"], args.cases_limit)
         if messages:
             cases += load_failure_cases(MESSAGES_DIR, d["name"], args.cases_limit)
+        if reports:
+            cases += load_failure_cases(TEST_REPORTS_DIR, d["name"], args.cases_limit)
         if args.variant_c:
             cases += variant_c_cases(cases)
         if args.unanswerable:

@@ -34,11 +34,15 @@ A program whose failure does not pass through the package's own files, or whose 
 differs from the workspace's, is reported and left out.
 
 Gold: the innermost frame in the package's files (the shared rule for traces: where the fix
-goes), its file and line. Two cases a failure: ``trace``, everything the interpreter printed,
+goes), its file and line. Two cases a failure, three where the language's test runner runs
+here: ``trace``, everything the interpreter printed,
 and ``message``, its error line alone without the place (Ruby's ``path:line:in 'm': `` before
 it, PHP's `` in path:line`` after it; Java's ``Exception in thread`` line; Node's first line of
 the error's text; Go's ``panic:`` line; a Rust panic's message, the line under its place; the
-line under Mono's ``Unhandled Exception:``), as a log or a bug report quotes it. Reported per
+line under Mono's ``Unhandled Exception:``), as a log or a bug report quotes it; and
+``test-report``, the same snippet as a test, what its runner printed: minitest (Ruby), ``go
+test``, node:test with the TAP reporter (Node 20's when the output is not a terminal: a CI
+log), kept when it names the same innermost frame. Reported per
 language and kind: MRR@10 at file level, line@1 / line@10 (a result among the first one /
 ten holds the gold line) and the two refusal numbers; ``depth`` deep, no time limit.
 
@@ -90,6 +94,8 @@ LANGUAGES = {
     "rust": "Rust",
     "csharp": "C#",
 }
+# The languages whose test runner runs here: minitest, ``go test``, node:test (TAP reporter).
+RUNNERS = ("ruby", "go", "node")
 _RUBY_FRAME = re.compile(r"^\s*(?:from )?(\S+\.rb):(\d+):in ", re.M)
 _RUBY_PLACE = re.compile(r"^\S+\.rb:\d+:in [`'][^'\n]*': ")
 _PHP_FRAME = re.compile(r"(?:^#\d+ (\S+\.php)\((\d+)\)| in (\S+\.php):(\d+)$)", re.M)
@@ -115,7 +121,7 @@ _MCS_LIBRARY = [
 class Case:
     project: str
     language: str
-    kind: str  # trace | message
+    kind: str  # trace | message | test-report
     name: str
     query: str
     path: str  # gold: the innermost frame in the package's files
@@ -152,12 +158,7 @@ class Runtime:
             folder = self.work / "go" / project / name
             folder.mkdir(parents=True, exist_ok=True)
             (folder / "main.go").write_text(code.lstrip(), encoding="utf-8")
-            env = {
-                "GO111MODULE": "off",
-                "GOPATH": str(GOPATH),
-                "GOCACHE": str(self.work / "gocache"),
-            }
-            return ["go", "run", "main.go"], folder, env
+            return ["go", "run", "main.go"], folder, self._go_env()
         if language == "rust":
             return [str(self._cargo()), name], self.work, {"RUST_BACKTRACE": "1"}
         if language == "csharp":
@@ -173,6 +174,36 @@ class Runtime:
             subprocess.run(build, cwd=folder, check=True, capture_output=True)
             return ["mono", "--debug", "main.exe"], folder, {}
         return ["node", "-e", code], self._npm(), {}
+
+    def test_command(
+        self, language: str, project: str, name: str, code: str
+    ) -> tuple[list[str], Path, dict[str, str]] | None:
+        """The same snippet as a test of the language's own runner (:data:`RUNNERS`), or None
+        where none runs here."""
+        if language == "ruby":
+            test = (
+                'require "minitest/autorun"\nclass AppTest < Minitest::Test\n  def test_app\n'
+                f"    {code}\n  end\nend\n"
+            )
+            return ["ruby", "-e", test], self.work, {}
+        if language == "go":
+            folder = self.work / "go-test" / project / name
+            folder.mkdir(parents=True, exist_ok=True)
+            test = code.lstrip().replace("package main\n", 'package main\n\nimport "testing"\n', 1)
+            test = test.replace("func main() {", "func TestApp(t *testing.T) {", 1)
+            (folder / "main_test.go").write_text(test, encoding="utf-8")
+            return ["go", "test", "."], folder, self._go_env()
+        if language == "node":
+            test = self._npm() / "app.test.js"
+            test.write_text(
+                f'const test = require("node:test");\ntest("app", () => {{\n  {code}\n}});\n',
+                encoding="utf-8",
+            )
+            return ["node", "--test", "--test-reporter=tap", str(test)], self._npm(), {}
+        return None
+
+    def _go_env(self) -> dict[str, str]:
+        return {"GO111MODULE": "off", "GOPATH": str(GOPATH), "GOCACHE": str(self.work / "gocache")}
 
     def installed(self, language: str, project: str) -> Path:
         """The folder the running program loads the package's files from."""
@@ -326,6 +357,20 @@ def error_line(output: str, language: str) -> str:
     return lines[start].strip()
 
 
+def test_report(runtime: Runtime, language: str, snippet: dict[str, str], place: str) -> str | None:
+    """What the language's test runner printed for the snippet run as a test, when it names
+    the same innermost frame as the program did."""
+    command = runtime.test_command(language, snippet["package"], snippet["name"], snippet["code"])
+    if command is None:
+        return None
+    cmd, cwd, env = command
+    run = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=300, cwd=cwd, env={**os.environ, **env}
+    )
+    output = (run.stdout + run.stderr).strip()
+    return output if run.returncode and place in output else None
+
+
 def build_cases(packages: Path, work: Path) -> list[Case]:
     runtime = Runtime(packages, work)
     work.mkdir(parents=True, exist_ok=True)
@@ -356,6 +401,11 @@ def build_cases(packages: Path, work: Path) -> list[Case]:
             lang = LANGUAGES[language]
             for kind, query in (("trace", output), ("message", error_line(output, language))):
                 cases.append(Case(s["package"], lang, kind, s["name"], query, path, line))
+            report = test_report(runtime, language, s, f"{root}/{path}:{line}")
+            if report is None and language in RUNNERS:
+                log(f"no test report, or it names another frame: {label}")
+            elif report is not None:
+                cases.append(Case(s["package"], lang, "test-report", s["name"], report, path, line))
     return cases
 
 
@@ -377,7 +427,7 @@ def table(rows: list[dict]) -> str:
             lambda r, lang=lang, kind=kind: lang in ("all", r["language"]) and r["kind"] == kind,
         )
         for lang in (*LANGUAGES.values(), "all")
-        for kind in ("trace", "message")
+        for kind in ("trace", "message", "test-report")
     ]
     return place_table(rows, groups, "language | kind", "line")
 

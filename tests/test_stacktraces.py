@@ -192,3 +192,166 @@ def test_error_message_alone_finds_the_raise(project: Path, tmp_path: Path) -> N
         res = eng.find(FindRequest("OAuthStateError: state mismatch"))
     assert res.results[0].symbol == "check_oauth_state"
     assert "error-message" in res.results[0].reasons
+
+
+def _line_of(root: Path, path: str, text: str) -> int:
+    lines = (root / path).read_text().splitlines()
+    return next(i for i, line in enumerate(lines, 1) if text in line)
+
+
+def _pytest_report(root: Path) -> str:
+    """What pytest prints (``--tb=auto``: long first and last entries, short between) when the
+    shop's test hands the cart a voucher of None."""
+    test = _line_of(root, "tests/test_cart.py", "assert round")
+    total = _line_of(root, "src/shop/cart.py", "discount_for(self.code)")
+    raised = _line_of(root, "src/shop/pricing.py", 'code.startswith("VIP")')
+    rule = "_ " * 39 + "_"
+    return f"""\
+___________________________ test_total_with_voucher ___________________________
+
+    def test_total_with_voucher():
+        cart = Cart("eu")
+        cart.add_item("book", 10.0)
+        cart.apply_voucher(None)
+>       assert round(cart.total(), 2) == 10.2
+
+tests/test_cart.py:{test}: 
+{rule}
+src/shop/cart.py:{total}: in total
+    subtotal -= subtotal * discount_for(self.code)
+{rule}
+
+code = None
+
+    def discount_for(code: str) -> float:
+        \"\"\"Percentage taken off for a voucher code.\"\"\"
+>       if code.startswith("VIP"):
+E       AttributeError: 'NoneType' object has no attribute 'startswith'
+
+src/shop/pricing.py:{raised}: AttributeError"""  # noqa: W291 (pytest's place ends in a space)
+
+
+def test_pytest_report_frames_innermost_first_and_its_error_line(project: Path) -> None:
+    report = _pytest_report(project)
+    frames = parse_frames(report)
+    assert [(f.path, f.function) for f in frames] == [
+        ("src/shop/pricing.py", None),
+        ("src/shop/cart.py", "total"),
+        ("tests/test_cart.py", None),
+    ]
+    assert error_messages(report) == [
+        "AttributeError: 'NoneType' object has no attribute 'startswith'"
+    ]
+    qa = analyze(report)
+    assert qa.intent == "fix-failure"
+    # The code pytest printed is not what the user typed: "VIP", "book" and "eu" are not
+    # names an answer must hold; and the test pytest names is not the question's subject.
+    assert qa.quoted == []
+    assert typed_text(report).strip() == ""
+    assert qa.about_tests is False
+    # --tb=short and --tb=line print the same places their own way.
+    short = "src/shop/cart.py:20: in total\n    subtotal -= subtotal * discount_for(self.code)\n"
+    assert parse_frames(short) == [Frame("src/shop/cart.py", 20, "total")]
+    line = "/srv/shop/src/shop/oauth.py:11: shop.oauth.OAuthStateError: state mismatch"
+    assert parse_frames(line) == [Frame("/srv/shop/src/shop/oauth.py", 11, None)]
+    assert error_messages(line) == ["shop.oauth.OAuthStateError: state mismatch"]
+    # A type checker's line names a place too, but it is not pytest's and no exception.
+    assert parse_frames("src/shop/cart.py:20: error: Incompatible types in assignment") == []
+
+
+def test_pytest_summary_line_is_an_error_line_cut_at_the_width() -> None:
+    summary = (
+        "FAILED tests/test_login.py::test_callback - shop.oauth.OAuthStateError: state mism..."
+    )
+    assert error_messages(summary) == ["shop.oauth.OAuthStateError: state"]
+    qa = analyze(summary)
+    assert qa.intent == "fix-failure" and qa.exception_types == ["OAuthStateError"]
+    assert qa.about_tests is False
+    # Python's bare ``raise Exception("…")`` prints an error line too.
+    assert error_messages("Exception: file does not exist: /tmp/idf.txt") == [
+        "Exception: file does not exist: /tmp/idf.txt"
+    ]
+
+
+def test_pasted_pytest_report_ranks_the_raising_function_first(
+    project: Path, tmp_path: Path
+) -> None:
+    with Engine(project, tmp_path / "idx") as eng:
+        res = eng.find(FindRequest(_pytest_report(project)))
+    top = res.results[0]
+    assert (top.path, top.symbol) == ("src/shop/pricing.py", "discount_for")
+    assert "innermost-frame" in top.reasons
+    assert not res.insufficient, res.insufficient_reason
+
+
+# node:test under Node 20 writes TAP when its output is not a terminal (a CI log).
+TAP = """TAP version 13
+# Subtest: app
+not ok 1 - app
+  ---
+  duration_ms: 93.318494
+  location: '/srv/shop/test/app.test.js:2:1'
+  failureType: 'testCodeFailure'
+  error: 'middleware must be a function!'
+  code: 'ERR_TEST_FAILURE'
+  name: 'TypeError'
+  stack: |-
+    Application.use (/srv/shop/node_modules/koa/lib/application.js:129:41)
+    TestContext.<anonymous> (/srv/shop/test/app.test.js:3:41)
+    Test.runInAsyncScope (node:async_hooks:206:9)
+  ...
+1..1
+# tests 1
+# fail 1"""
+
+GO_TEST = """--- FAIL: TestApp (0.00s)
+panic: chi: routing pattern must begin with '/' in 'users' [recovered]
+\tpanic: chi: routing pattern must begin with '/' in 'users'
+
+goroutine 4 [running]:
+github.com/go-chi/chi/v5.(*Mux).handle(0xc000100000, 0x1, {0x5c4f2b, 0x5}, {0x0, 0x0})
+\t/usr/share/gocode/src/github.com/go-chi/chi/mux.go:405 +0x2fd
+_/srv/app.TestApp(0x0?)
+\t/srv/app/main_test.go:9 +0x45
+FAIL\t_/srv/app\t0.007s"""
+
+MINITEST = """  1) Error:
+AppTest#test_app:
+Rack::QueryParser::ParameterTypeError: expected Hash (got Array) for param `a'
+    /usr/lib/ruby/gems/rack-2.2.22/lib/rack/query_parser.rb:150:in `normalize_params'
+    -e:1:in `test_app'
+
+1 runs, 0 assertions, 0 failures, 1 errors, 0 skips"""
+
+
+def test_node_test_s_tap_block_gives_its_frames_and_its_error() -> None:
+    assert parse_frames(TAP)[:2] == [
+        Frame("/srv/shop/node_modules/koa/lib/application.js", 129, "Application.use"),
+        Frame("/srv/shop/test/app.test.js", 3, "TestContext.<anonymous>"),
+    ]
+    # The block's ``error:`` key is its message, typed by ``name:``; not an error line itself.
+    assert error_messages(TAP) == ["TypeError: middleware must be a function!"]
+    qa = analyze(TAP)
+    # Its YAML (the test's location, ``ERR_TEST_FAILURE``) is printed, not typed.
+    assert qa.quoted == [] and typed_text(TAP).strip() == ""
+    assert qa.intent == "fix-failure" and qa.about_tests is False
+    multi = (
+        "not ok 2 - two\n  ---\n  error: |-\n    bad 'range'\n    second line\n"
+        "  name: 'RangeError'\n  ...\n"
+    )
+    assert error_messages(multi) == ["RangeError: bad 'range'"]
+    quoted = 'not ok 3 - three\n  ---\n  error: "first \\"line\\"\\nsecond"\n  ...\n'
+    assert error_messages(quoted) == ['Error: first "line"']
+
+
+def test_go_test_and_minitest_reports_read_as_failures_not_about_tests() -> None:
+    # go test raises a caught panic again, marked [recovered]: one message, as Go prints it.
+    assert error_messages(GO_TEST) == ["panic: chi: routing pattern must begin with '/' in 'users'"]
+    assert analyze(GO_TEST).frames[0].path.endswith("chi/mux.go")
+    for report in (GO_TEST, MINITEST):
+        qa = analyze(report)
+        assert qa.intent == "fix-failure" and qa.about_tests is False
+    # A plain traceback through a test still makes tests the subject, as before.
+    assert analyze(
+        PY.replace("/home/dev/shop/app.py", "/home/dev/shop/tests/test_app.py")
+    ).about_tests

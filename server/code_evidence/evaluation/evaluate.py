@@ -41,6 +41,9 @@ GROUP_ORDER = (
     "message",
     "message-template",
     "message-mined",
+    "pytest-report",
+    "pytest-short",
+    "pytest-summary",
     "unanswerable",
 )
 

@@ -22,6 +22,7 @@ from .stacktraces import (
     message_fragments,
     parse_frames,
     runtime_names,
+    test_report,
     typed_text,
     unqualified,
 )
@@ -340,8 +341,14 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
         others = [t for t in rendering.other_terms if t not in STOPWORDS and len(t) > 1]
     said = raw if rendering is None else f"{raw} {rendering.text}"
     # Tests and declarations are the subject when the headline names them; a pasted failure
-    # is read whole (a test's frames and its name are the subject).
-    headline = said if rendering is not None or failure else _headline(raw)
+    # is read whole (a test's frames and its name are the subject), but for a test runner's
+    # report: it always names the test that failed (``FAILED tests/test_x.py::test_y - …``,
+    # ``--- FAIL: TestX``, minitest's ``AppTest#test_app``), and what it asks is where the error
+    # comes from: its error lines are read.
+    if failure and test_report(raw):
+        headline = " ".join(messages)
+    else:
+        headline = said if rendering is not None or failure else _headline(raw)
     headline_words = set(re.findall(r"[a-z]+", headline.lower()))
     return QueryAnalysis(
         raw=raw,

@@ -66,16 +66,65 @@ _TYPE_LAST = (
 )
 # An error line, ``Type: message``, whatever prefixes it (Java's ``Exception in thread`` and
 # ``Caused by:``, PHP's ``PHP Fatal error:  Uncaught`` and ``Next`` for a chained one, .NET's
-# ``Unhandled exception.``, Mono's ``[ERROR] FATAL UNHANDLED EXCEPTION:``): a type as above, or the
-# bare words CLIs and runtimes print: ``Error:``, ``error[E0308]:``, ``panic:``, ``fatal:``.
+# ``Unhandled exception.``, Mono's ``[ERROR] FATAL UNHANDLED EXCEPTION:``, pytest's ``E   ``,
+# its summary's ``FAILED tests/test_x.py::test_y - `` and ``--tb=line``'s place): a type as
+# above, or the bare words CLIs and runtimes print: ``Error:``, ``error[E0308]:``, ``panic:``,
+# ``fatal:``, and Python's ``Exception:`` (``raise Exception("…")``).
 _MESSAGE = re.compile(
     r"^\s*(?:Exception in thread \"[^\"]*\" |Caused by: |Next |Uncaught "
     r"|Unhandled [Ee]xception[.:] |(?:PHP )?(?:Fatal error|Warning):\s+Uncaught "
-    r"|\[ERROR\] FATAL UNHANDLED EXCEPTION: |\[\w+\] )?"
+    r"|\[ERROR\] FATAL UNHANDLED EXCEPTION: |\[\w+\] "
+    r"|E {1,20}|(?:FAILED|ERROR) \S+ - |\S+\.py:\d+: (?=(?:\w+\.)*[A-Z]))?"
     rf"((?:[A-Za-z_][\w$]*(?:\.|::|\\))+[A-Z][\w$]*|{_TYPE_LAST}"
-    r"|[Ee]rror|ERROR|panic|fatal(?: error)?|FATAL)"
+    r"|[Ee]rror|ERROR|Exception|panic|fatal(?: error)?|FATAL)"
     r"(?:\[\w+\])?(?: \[[\w-]+\])?:[ \t]+(\S.*?)\s*$",
     re.M,
+)
+# What ``go test`` adds to a panic its test runner caught and raised again.
+_RECOVERED = re.compile(r" \[recovered\]$")
+# pytest's short test summary, whose message is cut to the terminal's width (``…application c...``).
+_SUMMARY = re.compile(r"^\s*(?:FAILED|ERROR) \S+ - ", re.M)
+# pytest's report: a short entry's place (``src/flask/helpers.py:232: in url_for``, the code line
+# under it), a long entry's place under its code (``test_app.py:3: ``; the last one names the
+# error's type, ``…/werkzeug/local.py:519: RuntimeError``), and ``--tb=line``'s one line
+# (``src/x.py:71: ValueError: …``, its message read as an error line below). Printed outermost
+# first, as Python's own trace.
+_PYTEST = re.compile(
+    r"^(\S+\.py):(\d+):(?: in (\S+)[ \t]*$| [\w.]+[ \t]*$|[ \t]*$"
+    rf"| (?=(?:\w+\.)*(?:{_TYPE_LAST}|Exception): ))",
+    re.M,
+)
+# The lines pytest prints around them: a failure's header (``____ test_app ____``), the rule
+# between entries (``_ _ _ _``), section rules (``==== FAILURES ====``, ``---- Captured stdout
+# call ----``), the failing line (``>       url_for("index")``), an error line (``E   …``) and
+# a long entry's locals (``self = <Tokenizer …>``, ``args = (), kwargs = {}``).
+_PYTEST_PRINTED = re.compile(
+    r"^(?:_{3,} .* _{3,}|(?:_ ){4,}_?|={3,} .* ={3,}|-{3,} .* -{3,}|>(?: |$)|E(?: |$)"
+    r"|[A-Za-z_]\w* = \S)"
+)
+# node:test's TAP report (Node 20's reporter when the output is not a terminal: a CI log). The
+# YAML block under a failed test's line (``not ok 1 - app``, then ``  ---`` … ``  ...``) holds the
+# error (``error:``, its type as ``name:``) and its ``stack: |-`` lines: V8's frames without
+# their ``at ``. A block starts only under such a line, so a long log costs one scan.
+_TAP_BLOCK = re.compile(
+    r"^[ \t]*not ok \d+\b[^\n]*\n([ \t]+)---[ \t]*\n(.*?)^\1\.\.\.[ \t]*$", re.M | re.S
+)
+_TAP_STACK = re.compile(r"^([ \t]+)stack: \|-?[ \t]*\n((?:\1[ \t]+\S.*(?:\n|$))+)", re.M)
+_TAP_FRAME = re.compile(
+    r"^\s*(?:async )?(?:([^\s(]+) \()?((?:file://)?[^\s()]+?):(\d+):\d+\)?\s*$", re.M
+)
+_TAP_ERROR = re.compile(
+    r"^([ \t]+)error: (?:'((?:[^'\n]|'')*)'|\"((?:[^\"\\\n]|\\.)*)\"|\|-?[ \t]*\n\1[ \t]+(.*))",
+    re.M,
+)
+_TAP_NAME = re.compile(r"^[ \t]+name: '?([\w$.]+)'?[ \t]*$", re.M)
+# The lines of a test runner's report around its failures: TAP's version, a test's line, the
+# plan and the ``# Subtest:`` / ``# tests 1`` comments.
+_TAP_PRINTED = re.compile(r"^\s*(?:TAP version \d+|(?:not )?ok \d+\b|\d+\.\.\d+\s*$|# )")
+# A test runner's own words for a failed test: pytest's summary (``_SUMMARY``), ``go test``'s
+# ``--- FAIL: TestX (0.00s)``, minitest's ``  1) Error:`` and TAP's ``not ok 1 - name``.
+_TEST_FAILED = re.compile(
+    r"^(?:--- FAIL: \S|\s*\d+\) (?:Error|Failure):\s*$|\s*not ok \d+\b)", re.M
 )
 # Ruby's own line for an uncaught error puts the type last, in parentheses, after the place:
 # ``lib/x.rb:12:in 'parse': Invalid port (URI::InvalidURIError)`` (the place may be cut off);
@@ -106,6 +155,13 @@ def parse_frames(text: str) -> list[Frame]:
     frames: list[Frame] = []
     py = [Frame(m.group(1), int(m.group(2)), m.group(3)) for m in _PY.finditer(text)]
     frames.extend(reversed(py))  # Python prints the innermost frame last
+    pytest = [Frame(m.group(1), int(m.group(2)), m.group(3)) for m in _PYTEST.finditer(text)]
+    frames.extend(reversed(pytest))  # and so does pytest
+    for block in _TAP_BLOCK.finditer(text):  # innermost first, as V8 prints them
+        for stack in _TAP_STACK.finditer(block.group(2)):
+            for m in _TAP_FRAME.finditer(stack.group(2)):
+                path = m.group(2).removeprefix("file://")
+                frames.append(Frame(path, int(m.group(3)), m.group(1)))
     for m in _JS.finditer(text):
         path = m.group(2).removeprefix("file://")
         if not path.endswith((".go", ".rs")):
@@ -132,6 +188,22 @@ def parse_frames(text: str) -> list[Frame]:
     return list(dict.fromkeys(frames))
 
 
+def pytest_report(text: str) -> bool:
+    """``text`` holds what pytest printed: an entry's place or a summary line."""
+    return _PYTEST.search(text) is not None or _SUMMARY.search(text) is not None
+
+
+def tap_report(text: str) -> bool:
+    """``text`` holds a TAP report's failure block (node:test's)."""
+    return _TAP_BLOCK.search(text) is not None
+
+
+def test_report(text: str) -> bool:
+    """``text`` is what a test runner printed (pytest, ``go test``, minitest, node:test's TAP):
+    it always names the test that failed, and what it asks is where the error comes from."""
+    return pytest_report(text) or _TEST_FAILED.search(text) is not None or tap_report(text)
+
+
 def typed_text(text: str) -> str:
     """What the user typed around a paste: the question without its trace (frame lines, the
     code lines a Python trace prints under them, trace headers) and without its error lines.
@@ -139,12 +211,21 @@ def typed_text(text: str) -> str:
     ``/.../console.py``) or a value formatted into a message is not something the answer
     contains."""
     frame_res = (_PY, _JS, _GO, _GO_FUNC, _RUST_AT, _RUST_PANIC, _JAVA, _RUBY, _PHP, _CSHARP)
-    frame_res += (_MESSAGE, _RUBY_MESSAGE, _RUST_PANIC_LINE)
+    frame_res += (_PYTEST, _MESSAGE, _RUBY_MESSAGE, _RUST_PANIC_LINE)
+    # In a pytest report every indented line is printed: the code of a long entry, the line
+    # under a short entry's place.
+    pytest = pytest_report(text)
+    runner = _TEST_FAILED.search(text) is not None
+    text = _TAP_BLOCK.sub("", text)  # a TAP block is printed whole (its test's line too)
     kept: list[str] = []
     under_frame = panic_next = False
     for line in text.split("\n"):
         if panic_next:  # the message under a Rust panic's header
             panic_next = False
+            continue
+        if pytest and (line[:1] in (" ", "\t") or _PYTEST_PRINTED.match(line)):
+            continue
+        if runner and _TAP_PRINTED.match(line):
             continue
         if _PY.match(line):
             under_frame = True
@@ -195,8 +276,29 @@ def error_lines(text: str) -> ErrorLines:
         if qualifier:
             spans.append((m.start(group), m.start(group) + qualifier.end()))
 
+    blocks = [(b.start(), b.end()) for b in _TAP_BLOCK.finditer(text)]
+    for start, end in blocks:
+        block = text[start:end]
+        error = _TAP_ERROR.search(block)
+        if error is None:
+            continue
+        if error.group(2) is not None:  # 'single-quoted'
+            body = error.group(2).replace("''", "'")
+        elif error.group(3) is not None:  # "double-quoted": its first line, unescaped
+            body = re.sub(r"\\(.)", r"\1", error.group(3).split("\\n", 1)[0])
+        else:  # |- a block: its first line
+            body = error.group(4)
+        body = body.strip()
+        name = _TAP_NAME.search(block)
+        messages.append(f"{name.group(1) if name else 'Error'}: {body}")
     for m in _MESSAGE.finditer(text):
-        messages.append(_PHP_PLACE.sub("", text[m.start(1) : m.end()].strip()))
+        if any(start <= m.start() < end for start, end in blocks):
+            continue  # read above: the block's ``error:`` key is not an error line of its own
+        message = _PHP_PLACE.sub("", text[m.start(1) : m.end()].strip())
+        message = _RECOVERED.sub("", message)
+        if _SUMMARY.match(text, m.start()) and message.endswith("..."):
+            message = message[:-3].rsplit(None, 1)[0]  # cut to the width: its last word is part
+        messages.append(message)
         spans.append((m.start(), m.start(1)))
         qualifier_span(m, 1)
     for m in _RUBY_MESSAGE.finditer(text):
