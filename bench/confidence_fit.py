@@ -68,9 +68,16 @@ LINES = [round(0.01 * i, 2) for i in range(0, 91)]
 # file the commit changed is "wrong" there and "right" in commit b, where the same situation
 # (a file open, another file first) is the question: fitted on both, the model learns c's
 # convention (c has four times b's cases) and refuses b's right answers. message-template
-# asks the message questions again with the gold moved to the template, and the pytest groups
-# ask the trace questions again as pytest prints them.
-NOT_FITTED = ("commit c", "message-template", "pytest-report", "pytest-short", "pytest-summary")
+# asks the message questions again with the gold moved to the template, and the test-report
+# groups ask the trace questions again as test runners print them.
+NOT_FITTED = (
+    "commit c",
+    "message-template",
+    "pytest-report",
+    "pytest-short",
+    "pytest-summary",
+    "unittest-report",
+)
 CURVE = [round(0.05 * i, 2) for i in range(0, 19)]
 BINS = [(0.0, 0.1), (0.1, 0.2), (0.2, 0.4), (0.4, 0.6), (0.6, 0.8), (0.8, 0.9), (0.9, 1.01)]
 ALL = "*"  # the key of a line that judges every answer

@@ -30,7 +30,8 @@ FAILURES_DIR = BENCH / "failures" / "cases"
 # Message cases beside them: labelled at the template, and mined from other languages' sources
 # (bench/messages/make_cases.py).
 MESSAGES_DIR = BENCH / "messages" / "cases"
-# The failures of FAILURES_DIR as pytest prints them (bench/test_reports/make_pytest_cases.py).
+# The failures of FAILURES_DIR as pytest and unittest print them
+# (bench/test_reports/make_report_cases.py).
 TEST_REPORTS_DIR = BENCH / "test_reports" / "cases"
 
 

@@ -99,6 +99,7 @@ FAILURE_GROUPS = (
     "pytest-report",
     "pytest-short",
     "pytest-summary",
+    "unittest-report",
 )
 
 # Best reference method per group, from the "Reference baselines (dev set)" table of
@@ -675,7 +676,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         action=argparse.BooleanOptionalAction,
         default=None,
         help=f"also run the cases of {TEST_REPORTS_DIR.relative_to(REPO)} (the failure cases as "
-        "pytest prints them; default: when that folder exists)",
+        "pytest and unittest print them; default: when that folder exists)",
     )
     ap.add_argument(
         "--variant-c",

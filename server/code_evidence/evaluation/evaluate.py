@@ -44,6 +44,7 @@ GROUP_ORDER = (
     "pytest-report",
     "pytest-short",
     "pytest-summary",
+    "unittest-report",
     "unanswerable",
 )
 

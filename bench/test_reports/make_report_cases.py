@@ -1,18 +1,19 @@
 #!/usr/bin/env python3
-"""Build the pytest-report dev cases: the failures of ``bench/failures`` as pytest prints them.
+"""Build the test-report dev cases: the failures of ``bench/failures`` as test runners print them.
 
-Most Python developers meet a library's exception in a failing test, and paste what pytest
-printed: its failure section (frames as ``path:line: in func`` or a location line under the
-code, the error as ``E   Type: message``) or the one-line summary (``FAILED test_app.py::test_app
-- Type: message…``, cut to the terminal's width). The frozen ``bench/failures`` cases hold the
-interpreter's own tracebacks; these are new groups beside them, built from the same snippets and
-labelled with the same gold.
+Most Python developers meet a library's exception in a failing test, and paste what the runner
+printed. pytest's failure section has frames as ``path:line: in func`` or a place under the
+printed code, the error as ``E   Type: message``; its one-line summary is ``FAILED
+test_app.py::test_app - Type: message…``, cut to the terminal's width. unittest (Django's runner
+too) prints the interpreter's traceback under ``ERROR: test_app (test_app.AppTest.test_app)``.
+The frozen ``bench/failures`` cases hold the interpreter's own tracebacks; these are new groups
+beside them, built from the same snippets and labelled with the same gold.
 
 Each ``trace`` case of ``bench/failures/cases`` becomes a test: its snippet, indented into
 ``def test_app():`` (``test_cli`` for click: a neutral name, as a user's test does not name the
 library's failure), in ``test_app.py`` of an empty folder, run with the frozen generator's
 environment, interpreter, pins and path rewriting (``bench/failures/make_cases.py``) plus pytest.
-Three cases per failure, kinds:
+Four cases per failure, kinds:
 
 - ``pytest-report``: the failure section of pytest's default report (``--tb=auto``: the first
   and last entries long, the rest short), from its ``____ test_app ____`` header to the line
@@ -20,14 +21,17 @@ Three cases per failure, kinds:
 - ``pytest-short``: the same under ``--tb=short``;
 - ``pytest-summary``: the ``FAILED`` line of the short test summary, at 80 columns; only for the
   first failure with that summary line (the frozen ``message`` rule: the same message from two
-  functions cannot be told apart without the trace).
+  functions cannot be told apart without the trace);
+- ``unittest-report``: the snippet as ``AppTest.test_app`` (``CliTest.test_cli``) of a
+  ``unittest.TestCase``, run by ``python -m unittest``: its failure section, from the ``====``
+  rule above ``ERROR: test_app (…)`` to the rule above ``Ran 1 test``.
 
-Gold: the frozen trace case's, kept only when both reports print its file and frame line (the
-test ran the library the way the script did). A snippet that fails differently under pytest
-(it collects nothing, or raises elsewhere) is reported and left out.
+Gold: the frozen trace case's, kept only when every report prints its file and frame line (the
+test ran the library the way the script did). A snippet that fails differently as a test (it
+collects nothing, or raises elsewhere) is reported and left out.
 
-  python bench/test_reports/make_pytest_cases.py --ws ~/.cache/code-evidence-bench/ws
-  python bench/test_reports/make_pytest_cases.py --ws ~/.cache/code-evidence-bench/ws --check
+  python bench/test_reports/make_report_cases.py [--ws WS-HISTORY]
+  python bench/test_reports/make_report_cases.py [--ws WS-HISTORY] --check
 """
 
 from __future__ import annotations
@@ -65,6 +69,9 @@ from devset import load_manifest  # noqa: E402
 FAILURES = BENCH / "failures" / "cases"
 PYTEST = "pytest==9.0.2"  # the release current when these cases were made
 TEST_NAMES = {"flask": "test_app", "click": "test_cli"}
+# unittest's rules: ``====`` above a failure's ``ERROR:``/``FAIL:`` line, ``----`` above ``Ran``.
+UNITTEST_HEAD = re.compile(r"^(?:ERROR|FAIL): ")
+UNITTEST_END = re.compile(r"^-{20,}$")
 # pytest's section rules: ``____ test_app ____`` opens a failure, ``---- Captured stdout call
 # ----`` or ``==== short test summary info ====`` ends it.
 SECTION_END = re.compile(r"^(?:-{3,} Captured |={3,} )")
@@ -95,6 +102,39 @@ def run_pytest(setup: Setup, test_name: str, snippet: str, tb: str) -> str | Non
         rewrite = Rewriter(setup.ws, setup.extra_src, setup.paths, cwd)
         text = rewrite(absolute(cp.stdout, cwd))
         return None if rewrite.leaked(text) else text
+
+
+def unittest_section(setup: Setup, test_name: str, snippet: str) -> str | None:
+    """unittest's report for the snippet as a TestCase's test method, paths rewritten."""
+    test = (
+        f"import unittest\n\n\nclass {test_name.removeprefix('test_').title()}Test"
+        f"(unittest.TestCase):\n    def {test_name}(self):\n"
+        f"{textwrap.indent(snippet, ' ' * 8, lambda line: True)}"
+    )
+    with tempfile.TemporaryDirectory(prefix="unittestcase-") as tmp:
+        cwd = Path(tmp).resolve()
+        (cwd / "test_app.py").write_text(test, encoding="utf-8")
+        try:
+            cp = subprocess.run(
+                [str(setup.python), "-m", "unittest", "test_app"],
+                cwd=cwd,
+                env=base_env(cwd, setup.pythonpath),
+                capture_output=True,
+                text=True,
+                timeout=SNIPPET_TIMEOUT_S,
+            )
+        except subprocess.TimeoutExpired:
+            return None
+        rewrite = Rewriter(setup.ws, setup.extra_src, setup.paths, cwd)
+        text = rewrite(cp.stderr)
+        if rewrite.leaked(text):
+            return None
+    lines = text.splitlines()
+    head = next((i for i, s in enumerate(lines) if UNITTEST_HEAD.match(s)), None)
+    if head is None:
+        return None
+    end = next((i for i in range(head + 2, len(lines)) if UNITTEST_END.match(lines[i])), None)
+    return "\n".join(lines[max(0, head - 1) : end]).rstrip("\n")
 
 
 def absolute(report: str, cwd: Path) -> str:
@@ -157,6 +197,13 @@ def cases_for_target(
                 if line is not None and line not in summaries:
                     summaries[line] = name
                     queries["pytest-summary"] = line
+        if not why:
+            section = unittest_section(setup, test_name, case["snippet"])
+            frame = f'"{gold["path"]}", line {case["frame_line"]},'
+            if section is None or frame not in section:
+                why = f"unittest does not print {place}"
+            else:
+                queries["unittest-report"] = section
         if why:
             log(f"  skip {name}: {why}")
             continue
@@ -186,7 +233,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument("--ws", type=Path, default=CACHE_ROOT / "ws", help="materialized workspaces")
+    ap.add_argument(
+        "--ws", type=Path, default=CACHE_ROOT / "ws-history", help="materialized workspaces"
+    )
     ap.add_argument("--shared", type=Path, default=DEFAULT_SHARED, help="shared bench folder")
     ap.add_argument("--out", type=Path, default=HERE / "cases", help="where the JSONL files go")
     ap.add_argument("--venv-root", type=Path, default=CACHE_ROOT / "failures-venv")
