@@ -51,6 +51,7 @@ from code_evidence.engine import Engine
 from code_evidence.evaluation.evaluate import (
     COMMIT_POOLED,
     CONFIGS,
+    FAILURE_GROUPS,
     GROUP_ORDER,
     HARD_NEGATIVES,
     LIMIT,
@@ -89,19 +90,6 @@ GROUPS = ("commit a", "commit b", "docstring")
 # Built here from the commit cases (devset.variant_c_cases): the open file holds the answer.
 # Not in score.py's files, so neither its cross-check nor a reference covers it.
 VARIANT_C = "commit c"
-# Groups of the local failure cases: scored the same way, but score.py's cross-check and the
-# reference comparison cover only the shared GROUPS (no baseline exists for these).
-FAILURE_GROUPS = (
-    "trace",
-    "message",
-    "message-template",
-    "message-mined",
-    "pytest-report",
-    "pytest-short",
-    "pytest-summary",
-    "unittest-report",
-)
-
 # Best reference method per group, from the "Reference baselines (dev set)" table of
 # shared/bench/README.md: hybrid-rrf for commit a and docstring, hybrid-rrf+open for commit b.
 Reference = dict[str, tuple[str, float, float | None]]  # group -> (method, MRR@10, chunk@10)
@@ -865,6 +853,8 @@ def main(argv: list[str] | None = None) -> int:
         ]
     goal_rows = {c: goals(pooled[c]) for c in configs}
     print("\n" + comparison_table(compare, goal_rows, primary))
+    # The local failure groups are scored the same way, but score.py's cross-check and the
+    # reference comparison cover only the shared GROUPS.
     if any(g in pooled[primary] for g in FAILURE_GROUPS):
         print(f"({', '.join(FAILURE_GROUPS)}: local cases, no reference baseline to compare with)")
     refusals = refusal_rows(dataset_runs, primary)

@@ -355,3 +355,34 @@ def test_go_test_and_minitest_reports_read_as_failures_not_about_tests() -> None
     assert analyze(
         PY.replace("/home/dev/shop/app.py", "/home/dev/shop/tests/test_app.py")
     ).about_tests
+
+
+def test_a_compiler_s_diagnostic_names_its_place() -> None:
+    # tsc and the C# compiler put the line in parentheses; their codes make it a failure.
+    tsc = analyze("web/cartClient.ts(5,26): error TS2339: Property 'jsonx' does not exist")
+    assert tsc.path_lines == {"web/cartClient.ts": 5} and tsc.intent == "fix-failure"
+    pretty = analyze("web/cartClient.ts:5:26 - error TS2339: Property 'jsonx' does not exist")
+    assert pretty.path_lines == {"web/cartClient.ts": 5} and pretty.intent == "fix-failure"
+    csharp = analyze("Program.cs(7,13): error CS0103: The name 'x' does not exist")
+    assert csharp.path_lines == {"Program.cs": 7} and csharp.intent == "fix-failure"
+    # Go writes ./main.go: the file is main.go, not "/main.go" (which names no file).
+    assert analyze("./main.go:12:5: undefined: foo").path_lines == {"main.go": 12}
+    assert analyze("../lib/router.js:10").paths == ["lib/router.js"]
+    # A hidden folder keeps its dot; a sentence's full stop is not part of the name.
+    assert analyze("see .github/workflows/ci.yml.").paths == [".github/workflows/ci.yml"]
+
+
+def test_a_tsc_diagnostic_ranks_the_function_at_its_line_first(
+    project: Path, tmp_path: Path
+) -> None:
+    lines = (project / "web/cartClient.ts").read_text().splitlines()
+    line = next(i for i, text in enumerate(lines, 1) if "response.json()" in text)
+    diagnostic = (
+        f"web/cartClient.ts({line},26): error TS2339: Property 'jsonx' does not exist on type "
+        "'Response'."
+    )
+    with Engine(project, tmp_path / "idx") as eng:
+        res = eng.find(FindRequest(diagnostic))
+    top = res.results[0]
+    assert (top.path, top.symbol) == ("web/cartClient.ts", "fetchCartLines")
+    assert "named-line" in top.reasons

@@ -440,6 +440,27 @@ def render(cases: list[dict]) -> str:
     return "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in cases)
 
 
+def write_cases(out: Path, cases: list[dict], check: bool) -> bool:
+    """Write ``cases`` to ``out``, or with ``check`` only compare; True when the file differs."""
+    text = render(cases)
+    if check:
+        return (out.read_text(encoding="utf-8") if out.is_file() else None) != text
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text, encoding="utf-8")
+    log(f"wrote {out}")
+    return False
+
+
+def report_check(differ: list[str], check: bool) -> int:
+    """The exit status of a run: 1 when ``--check`` found case files that differ."""
+    if differ:
+        log("differs from the committed cases: " + ", ".join(differ))
+        return 1
+    if check:
+        log("all case files match")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -473,21 +494,9 @@ def main(argv: list[str] | None = None) -> int:
             args.verbose,
         )
         out = args.out / f"{t.dataset}.jsonl"
-        text = render(cases)
-        if args.check:
-            old = out.read_text(encoding="utf-8") if out.is_file() else None
-            if old != text:
-                differ.append(str(out))
-            continue
-        args.out.mkdir(parents=True, exist_ok=True)
-        out.write_text(text, encoding="utf-8")
-        log(f"wrote {out}")
-    if differ:
-        log("differs from the committed cases: " + ", ".join(differ))
-        return 1
-    if args.check:
-        log("all case files match")
-    return 0
+        if write_cases(out, cases, args.check):
+            differ.append(str(out))
+    return report_check(differ, args.check)
 
 
 if __name__ == "__main__":

@@ -61,6 +61,8 @@ from make_cases import (  # noqa: E402
     base_env,
     ensure_venv,
     interpreter_paths,
+    report_check,
+    write_cases,
 )
 
 from common import CACHE_ROOT, DEFAULT_SHARED, log  # noqa: E402
@@ -78,19 +80,15 @@ SECTION_END = re.compile(r"^(?:-{3,} Captured |={3,} )")
 RELATIVE = re.compile(r"(?<![\w./])(?:\.\./)+[\w.+-]+(?:/[\w.+-]+)*")
 
 
-def test_file(name: str, snippet: str) -> str:
-    return f"def {name}():\n{textwrap.indent(snippet, '    ', lambda line: True)}"
-
-
-def run_pytest(setup: Setup, test_name: str, snippet: str, tb: str) -> str | None:
-    """pytest's report for the snippet as a test, paths rewritten; None when it timed out."""
-    with tempfile.TemporaryDirectory(prefix="pytestcase-") as tmp:
+def run_test(setup: Setup, source: str, args: list[str]) -> str | None:
+    """What ``python -m ARGS`` printed (both streams) for ``source`` as ``test_app.py`` of an
+    empty folder, paths rewritten; None when it timed out or a machine path is left."""
+    with tempfile.TemporaryDirectory(prefix="testreport-") as tmp:
         cwd = Path(tmp).resolve()
-        (cwd / "test_app.py").write_text(test_file(test_name, snippet), encoding="utf-8")
-        cmd = [str(setup.python), "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--tb={tb}"]
+        (cwd / "test_app.py").write_text(source, encoding="utf-8")
         try:
             cp = subprocess.run(
-                [*cmd, "test_app.py"],
+                [str(setup.python), "-m", *args],
                 cwd=cwd,
                 env=base_env(cwd, setup.pythonpath),
                 capture_output=True,
@@ -100,36 +98,27 @@ def run_pytest(setup: Setup, test_name: str, snippet: str, tb: str) -> str | Non
         except subprocess.TimeoutExpired:
             return None
         rewrite = Rewriter(setup.ws, setup.extra_src, setup.paths, cwd)
-        text = rewrite(absolute(cp.stdout, cwd))
+        text = rewrite(absolute(cp.stdout + cp.stderr, cwd))
         return None if rewrite.leaked(text) else text
 
 
+def run_pytest(setup: Setup, test_name: str, snippet: str, tb: str) -> str | None:
+    """pytest's report for the snippet as a test function."""
+    source = f"def {test_name}():\n{textwrap.indent(snippet, '    ', lambda line: True)}"
+    return run_test(
+        setup, source, ["pytest", "-q", "-p", "no:cacheprovider", f"--tb={tb}", "test_app.py"]
+    )
+
+
 def unittest_section(setup: Setup, test_name: str, snippet: str) -> str | None:
-    """unittest's report for the snippet as a TestCase's test method, paths rewritten."""
-    test = (
+    """unittest's failure section for the snippet as a TestCase's test method."""
+    source = (
         f"import unittest\n\n\nclass {test_name.removeprefix('test_').title()}Test"
         f"(unittest.TestCase):\n    def {test_name}(self):\n"
         f"{textwrap.indent(snippet, ' ' * 8, lambda line: True)}"
     )
-    with tempfile.TemporaryDirectory(prefix="unittestcase-") as tmp:
-        cwd = Path(tmp).resolve()
-        (cwd / "test_app.py").write_text(test, encoding="utf-8")
-        try:
-            cp = subprocess.run(
-                [str(setup.python), "-m", "unittest", "test_app"],
-                cwd=cwd,
-                env=base_env(cwd, setup.pythonpath),
-                capture_output=True,
-                text=True,
-                timeout=SNIPPET_TIMEOUT_S,
-            )
-        except subprocess.TimeoutExpired:
-            return None
-        rewrite = Rewriter(setup.ws, setup.extra_src, setup.paths, cwd)
-        text = rewrite(cp.stderr)
-        if rewrite.leaked(text):
-            return None
-    lines = text.splitlines()
+    text = run_test(setup, source, ["unittest", "test_app"])
+    lines = (text or "").splitlines()
     head = next((i for i, s in enumerate(lines) if UNITTEST_HEAD.match(s)), None)
     if head is None:
         return None
@@ -249,21 +238,10 @@ def main(argv: list[str] | None = None) -> int:
         cases = cases_for_target(
             t, args.ws, args.venv_root.expanduser(), args.python, manifest[t.dataset]
         )
-        text = "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in cases)
         out = args.out / f"{t.dataset}.jsonl"
-        if args.check:
-            if not out.is_file() or out.read_text(encoding="utf-8") != text:
-                differ.append(str(out))
-            continue
-        args.out.mkdir(parents=True, exist_ok=True)
-        out.write_text(text, encoding="utf-8")
-        log(f"wrote {out}")
-    if differ:
-        log("differs from the committed cases: " + ", ".join(differ))
-        return 1
-    if args.check:
-        log("all case files match")
-    return 0
+        if write_cases(out, cases, args.check):
+            differ.append(str(out))
+    return report_check(differ, args.check)
 
 
 if __name__ == "__main__":

@@ -31,12 +31,8 @@ METRICS = ("R@1", "R@5", "R@10", "MRR@10", "nDCG@10", "chunk@10")
 # Variant c only (the open file holds the answer): the open file is among the first 3 files.
 OPEN_IN_3 = "open@3"
 COMMIT_POOLED = "commit a+b"
-GROUP_ORDER = (
-    "commit a",
-    "commit b",
-    "commit c",
-    "docstring",
-    COMMIT_POOLED,
+# The groups of the local failure cases (bench/failures, bench/messages, bench/test_reports).
+FAILURE_GROUPS = (
     "trace",
     "message",
     "message-template",
@@ -45,8 +41,9 @@ GROUP_ORDER = (
     "pytest-short",
     "pytest-summary",
     "unittest-report",
-    "unanswerable",
 )
+GROUP_ORDER = ("commit a", "commit b", "commit c", "docstring", COMMIT_POOLED, *FAILURE_GROUPS)
+GROUP_ORDER += ("unanswerable",)
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,8 +46,9 @@ _PATH_RE = re.compile(
     r"(?<![\w/.])((?:[\w.\-]+/)+[\w.\-]+|[\w\-]+\.(?:py|pyi|js|jsx|mjs|cjs|ts|tsx|go|rs|java|"
     r"c|h|cc|cpp|hpp|hh|cxx|rb|php|cs|kt|kts|scala|swift|md|rst|toml|yaml|yml|json|cfg|ini|txt|html|css|sh)"
     # The extension ends the name: ``package.json`` is not ``package.js``, and a dotted module
-    # (``jinja2.constants``, ``flask.helpers``) is not a C file or a header.
-    r"(?![\w\-]))(?::(\d+))?"
+    # (``jinja2.constants``, ``flask.helpers``) is not a C file or a header. The line follows a
+    # colon, or comes first in parentheses as tsc and the C# compiler write it: ``a.ts(12,5)``.
+    r"(?![\w\-]))(?::(\d+)|\((\d+),\d+\))?"
 )
 _ERROR_CODE_RE = re.compile(
     r"\b([A-Z]{1,5}[0-9]{3,5}|ERR_[A-Z0-9_]+|E(?:NO|ACCES|EXIST|PERM|CONN|TIMEDOUT|PIPE|AGAIN"
@@ -158,10 +159,13 @@ def _looks_like_identifier(word: str) -> bool:
 
 def classify_intent(raw: str, has_trace: bool) -> str:
     """``has_trace``: the question holds a stack trace or an error line (``Type: message``),
-    which makes it a failure question whatever the words around it."""
+    which makes it a failure question whatever the words around it; so does a compiler's
+    diagnostic (``error TS2345:``, ``error CS0103:``)."""
     text = raw.strip().lower()
     if has_trace or re.search(
-        r"traceback|exception|error:|panicked at|stack trace|failed with", text
+        r"traceback|exception|error:|panicked at|stack trace|failed with"
+        r"|\berror [a-z]{2,4}\d{3,5}:",
+        text,
     ):
         return "fix-failure"
     if re.match(r"(is it true|does|do|is|are|did|can)\b.*\?$", text) or text.startswith(
@@ -245,12 +249,15 @@ def _paths(text: str) -> tuple[list[str], dict[str, int]]:
     paths: list[str] = []
     path_lines: dict[str, int] = {}
     for m in _PATH_RE.finditer(text):
-        p = m.group(1).strip(".")
+        # ``./main.go`` (Go's compiler, a relative import) is ``main.go``; a sentence's full
+        # stop is not part of the name, a hidden folder's dot (``.github/``) is.
+        p = re.sub(r"^(?:\.{1,2}/)+", "", m.group(1)).rstrip(".")
         if "/" not in p and "." not in p:
             continue
         paths.append(p)
-        if m.group(2):
-            path_lines[p] = int(m.group(2))
+        line = m.group(2) or m.group(3)
+        if line:
+            path_lines[p] = int(line)
     return paths, path_lines
 
 
