@@ -1,4 +1,4 @@
-"""Stack traces and error messages pasted into a query.
+"""Stack traces, error messages and test runners' reports pasted into a query.
 
 A frame that points into the workspace is the strongest evidence a failing user can give: it
 names the file and line. Frames are returned innermost first, whatever order the language
