@@ -42,8 +42,15 @@ FAILURE_GROUPS = (
     "pytest-summary",
     "unittest-report",
 )
-GROUP_ORDER = ("commit a", "commit b", "commit c", "docstring", COMMIT_POOLED, *FAILURE_GROUPS)
-GROUP_ORDER += ("unanswerable",)
+GROUP_ORDER = (
+    "commit a",
+    "commit b",
+    "commit c",
+    "docstring",
+    COMMIT_POOLED,
+    *FAILURE_GROUPS,
+    "unanswerable",
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -105,9 +105,12 @@ _PYTEST_PRINTED = re.compile(
 # node:test's TAP report (Node 20's reporter when the output is not a terminal: a CI log). The
 # YAML block under a failed test's line (``not ok 1 - app``, then ``  ---`` … ``  ...``) holds the
 # error (``error:``, its type as ``name:``) and its ``stack: |-`` lines: V8's frames without
-# their ``at ``. A block starts only under such a line, so a long log costs one scan.
+# their ``at ``. Its body is read line by line, each indented as its ``---`` (or blank), so a
+# block with no ``...`` ends at the first line outside it: a long log costs one scan.
 _TAP_BLOCK = re.compile(
-    r"^[ \t]*not ok \d+\b[^\n]*\n([ \t]+)---[ \t]*\n(.*?)^\1\.\.\.[ \t]*$", re.M | re.S
+    r"^[ \t]*not ok \d+\b[^\n]*\n([ \t]+)---[ \t]*\n"
+    r"((?:\1(?!\.\.\.)[^\n]*\n|[ \t]*\n)*?)\1\.\.\.[ \t]*$",
+    re.M,
 )
 _TAP_STACK = re.compile(r"^([ \t]+)stack: \|-?[ \t]*\n((?:\1[ \t]+\S.*(?:\n|$))+)", re.M)
 _TAP_FRAME = re.compile(
@@ -193,15 +196,10 @@ def pytest_report(text: str) -> bool:
     return _PYTEST.search(text) is not None or _SUMMARY.search(text) is not None
 
 
-def tap_report(text: str) -> bool:
-    """``text`` holds a TAP report's failure block (node:test's)."""
-    return _TAP_BLOCK.search(text) is not None
-
-
 def test_report(text: str) -> bool:
     """``text`` is what a test runner printed (pytest, ``go test``, minitest, node:test's TAP):
     it always names the test that failed, and what it asks is where the error comes from."""
-    return pytest_report(text) or _TEST_FAILED.search(text) is not None or tap_report(text)
+    return pytest_report(text) or _TEST_FAILED.search(text) is not None
 
 
 def typed_text(text: str) -> str:
