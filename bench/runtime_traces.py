@@ -34,17 +34,19 @@ A program whose failure does not pass through the package's own files, or whose 
 differs from the workspace's, is reported and left out.
 
 Gold: the innermost frame in the package's files (the shared rule for traces: where the fix
-goes), its file and line. Two cases a failure, three where the language's test runner runs
+goes), its file and line. Two cases a failure, more where the language's test runners run
 here: ``trace``, everything the interpreter printed,
 and ``message``, its error line alone without the place (Ruby's ``path:line:in 'm': `` before
 it, PHP's `` in path:line`` after it; Java's ``Exception in thread`` line; Node's first line of
 the error's text; Go's ``panic:`` line; a Rust panic's message, the line under its place; the
 line under Mono's ``Unhandled Exception:``), as a log or a bug report quotes it; and
-``test-report``, the same snippet as a test, what its runner printed: minitest (Ruby), ``go
-test``, node:test with the TAP reporter (Node 20's when the output is not a terminal: a CI
-log), kept when it names the same innermost frame. Reported per
-language and kind: MRR@10 at file level, line@1 / line@10 (a result among the first one /
-ten holds the gold line) and the two refusal numbers; ``depth`` deep, no time limit.
+``test-report``, one per runner, the same snippet as a test, what the runner printed:
+minitest and RSpec (Ruby), ``go test``, ``cargo test``, node:test with the TAP reporter
+(Node 20's when the output is not a terminal: a CI log), Jest and Vitest, JUnit 5's console
+launcher (Java), PHPUnit (:data:`RUNNERS` says where each comes from), kept when it names the
+same innermost frame. Reported per language and kind: MRR@10 at file level, line@1 / line@10
+(a result among the first one / ten holds the gold line) and the two refusal numbers;
+``depth`` deep, no time limit.
 
   python bench/runtime_traces.py --packages DIR [--index-root DIR] [--out FILE]
 """
@@ -85,6 +87,8 @@ GO_DIRS = {
     "pflag-1.0.6": "github.com/spf13/pflag",
 }
 CARGO_REGISTRY = Path("/usr/share/cargo/registry")
+# The JavaScript test runners, from npm: Jest, and Vitest's last release for Node 20.
+NPM_RUNNERS = {"jest": "jest@30.5.2", "vitest": "vitest@4.1.12"}
 LANGUAGES = {
     "ruby": "Ruby",
     "php": "PHP",
@@ -94,8 +98,23 @@ LANGUAGES = {
     "rust": "Rust",
     "csharp": "C#",
 }
-# The languages whose test runner runs here: minitest, ``go test``, node:test (TAP reporter).
-RUNNERS = ("ruby", "go", "node")
+# The test runners that run here, per language (the first the one the ``test-report`` kind
+# used alone before): minitest and RSpec (Debian's ruby-rspec 3.12), ``go test``, ``cargo
+# test``, node:test
+# with the TAP reporter, Jest and Vitest (:data:`NPM_RUNNERS`), JUnit 5's console launcher
+# (Debian's junit5 1.9) and PHPUnit (Debian's phpunit 9.6).
+RUNNERS = {
+    "ruby": ("minitest", "rspec"),
+    "go": ("go test",),
+    "rust": ("cargo test",),
+    "node": ("node:test", "jest", "vitest"),
+    "java": ("junit",),
+    "php": ("phpunit",),
+}
+JUNIT_CONSOLE = "/usr/share/java/junit-platform-console-standalone.jar"
+JUNIT = tuple(
+    f"/usr/share/java/{jar}.jar" for jar in ("junit-jupiter-api", "apiguardian-api", "opentest4j")
+)
 _RUBY_FRAME = re.compile(r"^\s*(?:from )?(\S+\.rb):(\d+):in ", re.M)
 _RUBY_PLACE = re.compile(r"^\S+\.rb:\d+:in [`'][^'\n]*': ")
 _PHP_FRAME = re.compile(r"(?:^#\d+ (\S+\.php)\((\d+)\)| in (\S+\.php):(\d+)$)", re.M)
@@ -126,6 +145,7 @@ class Case:
     query: str
     path: str  # gold: the innermost frame in the package's files
     line: int
+    runner: str = ""  # a test-report's test runner (:data:`RUNNERS`)
 
 
 @dataclass
@@ -176,31 +196,75 @@ class Runtime:
         return ["node", "-e", code], self._npm(), {}
 
     def test_command(
-        self, language: str, project: str, name: str, code: str
-    ) -> tuple[list[str], Path, dict[str, str]] | None:
-        """The same snippet as a test of the language's own runner (:data:`RUNNERS`), or None
-        where none runs here."""
-        if language == "ruby":
+        self, language: str, runner: str, project: str, name: str, code: str
+    ) -> tuple[list[str], Path, dict[str, str]]:
+        """The same snippet as a test that ``runner`` (one of :data:`RUNNERS`) runs."""
+        folder = self.work / "tests" / runner.replace(" ", "-").replace(":", "-") / project / name
+        folder.mkdir(parents=True, exist_ok=True)
+        if runner == "minitest":
             test = (
                 'require "minitest/autorun"\nclass AppTest < Minitest::Test\n  def test_app\n'
                 f"    {code}\n  end\nend\n"
             )
             return ["ruby", "-e", test], self.work, {}
-        if language == "go":
-            folder = self.work / "go-test" / project / name
-            folder.mkdir(parents=True, exist_ok=True)
+        if runner == "rspec":
+            (folder / "app_spec.rb").write_text(
+                f'RSpec.describe "app" do\n  it "works" do\n    {code}\n  end\nend\n',
+                encoding="utf-8",
+            )
+            return ["rspec", "app_spec.rb"], folder, {}
+        if runner == "cargo test":  # Rust's default: no backtrace
+            folder = self._cargo().parents[2]
+            test = ["cargo", "test", "-q", f"tests::{_rust_test(name)}", "--", "--exact"]
+            return test, folder, {"RUST_BACKTRACE": "0"}
+        if runner == "go test":
             test = code.lstrip().replace("package main\n", 'package main\n\nimport "testing"\n', 1)
             test = test.replace("func main() {", "func TestApp(t *testing.T) {", 1)
             (folder / "main_test.go").write_text(test, encoding="utf-8")
             return ["go", "test", "."], folder, self._go_env()
-        if language == "node":
-            test = self._npm() / "app.test.js"
-            test.write_text(
-                f'const test = require("node:test");\ntest("app", () => {{\n  {code}\n}});\n',
+        if runner == "junit":
+            (folder / "AppTest.java").write_text(
+                "import org.junit.jupiter.api.Test;\npublic class AppTest {\n  @Test\n"
+                f"  void app() throws Exception {{\n    {code}\n  }}\n}}\n",
                 encoding="utf-8",
             )
-            return ["node", "--test", "--test-reporter=tap", str(test)], self._npm(), {}
-        return None
+            extra = JAVA_CLASSPATH.get(project)
+            cp = ":".join([str(self._javac(project)), *JUNIT, *([extra] if extra else [])])
+            subprocess.run(
+                ["javac", "-d", "out", "-cp", cp, "AppTest.java"],
+                cwd=folder,
+                check=True,
+                capture_output=True,
+            )
+            launch = ["java", "-jar", JUNIT_CONSOLE, "-cp", f"out:{cp}"]
+            flags = ["--select-class", "AppTest", "--disable-banner", "--disable-ansi-colors"]
+            return [*launch, *flags], folder, {}
+        if runner == "phpunit":
+            (folder / "AppTest.php").write_text(
+                "<?php\nuse PHPUnit\\Framework\\TestCase;\nfinal class AppTest extends TestCase {\n"
+                f"  public function testApp(): void {{\n    {code}\n  }}\n}}\n",
+                encoding="utf-8",
+            )
+            return ["phpunit", "AppTest.php"], folder, {}
+        npm = self._npm()
+        if runner == "jest":
+            (npm / "app.test.js").write_text(f'test("app", () => {{\n  {code}\n}});\n', "utf-8")
+            return [str(npm / "node_modules/.bin/jest"), "--ci", "app.test.js"], npm, {}
+        if runner == "vitest":  # an ES module: the snippet's require() made for it
+            (npm / "app.test.mjs").write_text(
+                'import { test } from "vitest";\nimport { createRequire } from "node:module";\n'
+                "const require = createRequire(import.meta.url);\n"
+                f'test("app", () => {{\n  {code}\n}});\n',
+                encoding="utf-8",
+            )
+            vitest = [str(npm / "node_modules/.bin/vitest"), "run", "app.test.mjs"]
+            return vitest, npm, {"CI": "true", "NO_COLOR": "1"}
+        test = npm / "app.test.js"
+        test.write_text(
+            f'const test = require("node:test");\ntest("app", () => {{\n  {code}\n}});\n',
+            encoding="utf-8",
+        )
+        return ["node", "--test", "--test-reporter=tap", str(test)], npm, {}
 
     def _go_env(self) -> dict[str, str]:
         return {"GO111MODULE": "off", "GOPATH": str(GOPATH), "GOCACHE": str(self.work / "gocache")}
@@ -248,13 +312,24 @@ class Runtime:
         return out
 
     def _cargo(self) -> Path:
-        """One binary whose first argument picks a Rust snippet, built once, offline, against
-        Debian's crate sources (a ``directory`` source replacing crates.io)."""
+        """One binary whose first argument picks a Rust snippet, and a test per snippet
+        (``tests::key_of_number``), built once (again when the snippets change), offline,
+        against Debian's crate sources (a ``directory`` source replacing crates.io)."""
         folder = self.work / "rust"
         binary = folder / "target" / "debug" / "snippets"
-        if (folder / ".done").exists():
-            return binary
         snippets = _snippets().get("rust", [])
+        arms = "".join(f'        "{s["name"]}" => {{ {s["code"]} }}\n' for s in snippets)
+        tests = "".join(
+            f"    #[test]\n    fn {_rust_test(s['name'])}() {{ {s['code']} }}\n" for s in snippets
+        )
+        source = (
+            "fn main() {\n    let name = std::env::args().nth(1).unwrap_or_default();\n"
+            f"    match name.as_str() {{\n{arms}        _ => {{}}\n    }}\n}}\n"
+            f"\n#[cfg(test)]\nmod tests {{\n{tests}}}\n"
+        )
+        done = folder / ".done"
+        if done.exists() and done.read_text(encoding="utf-8") == source:
+            return binary
         (folder / "src").mkdir(parents=True, exist_ok=True)
         (folder / ".cargo").mkdir(exist_ok=True)
         (folder / ".cargo" / "config.toml").write_text(
@@ -269,39 +344,32 @@ class Runtime:
             f"[dependencies]\n{deps}",
             encoding="utf-8",
         )
-        arms = "".join(f'        "{s["name"]}" => {{ {s["code"]} }}\n' for s in snippets)
-        (folder / "src" / "main.rs").write_text(
-            "fn main() {\n    let name = std::env::args().nth(1).unwrap_or_default();\n"
-            f"    match name.as_str() {{\n{arms}        _ => {{}}\n    }}\n}}\n",
-            encoding="utf-8",
-        )
+        (folder / "src" / "main.rs").write_text(source, encoding="utf-8")
         subprocess.run(["cargo", "build", "-q"], cwd=folder, check=True, capture_output=True)
-        (folder / ".done").touch()
+        build_tests = ["cargo", "test", "-q", "--no-run"]
+        subprocess.run(build_tests, cwd=folder, check=True, capture_output=True)
+        done.write_text(source, encoding="utf-8")
         return binary
 
     def _npm(self) -> Path:
-        """The npm packages of snippets.toml, installed once at doc_questions.py's versions."""
+        """The npm packages of snippets.toml at doc_questions.py's versions and the test
+        runners (:data:`NPM_RUNNERS`), installed once (again when the list changes)."""
         prefix = self.work / "npm"
-        if not (prefix / ".done").exists():
+        wanted = sorted({s["package"] for s in _snippets().get("node", [])})
+        specs = [f"{p.rsplit('-', 1)[0]}@{p.rsplit('-', 1)[1]}" for p in wanted]
+        specs += NPM_RUNNERS.values()
+        done = prefix / ".done"
+        if not done.exists() or done.read_text(encoding="utf-8") != " ".join(specs):
             prefix.mkdir(parents=True, exist_ok=True)
-            wanted = sorted({s["package"] for s in _snippets().get("node", [])})
-            specs = [f"{p.rsplit('-', 1)[0]}@{p.rsplit('-', 1)[1]}" for p in wanted]
-            subprocess.run(
-                [
-                    "npm",
-                    "install",
-                    "--no-audit",
-                    "--no-fund",
-                    "--silent",
-                    "--prefix",
-                    str(prefix),
-                    *specs,
-                ],
-                check=True,
-                capture_output=True,
-            )
-            (prefix / ".done").touch()
+            install = ["npm", "install", "--no-audit", "--no-fund", "--silent", "--prefix"]
+            subprocess.run([*install, str(prefix), *specs], check=True, capture_output=True)
+            done.write_text(" ".join(specs), encoding="utf-8")
         return prefix
+
+
+def _rust_test(name: str) -> str:
+    """A Rust snippet's test function: ``key-of-number`` -> ``key_of_number``."""
+    return name.replace("-", "_")
 
 
 def _snippets() -> dict[str, list[dict[str, str]]]:
@@ -357,18 +425,23 @@ def error_line(output: str, language: str) -> str:
     return lines[start].strip()
 
 
-def test_report(runtime: Runtime, language: str, snippet: dict[str, str], place: str) -> str | None:
-    """What the language's test runner printed for the snippet run as a test, when it names
-    the same innermost frame as the program did."""
-    command = runtime.test_command(language, snippet["package"], snippet["name"], snippet["code"])
-    if command is None:
-        return None
-    cmd, cwd, env = command
+def test_report(
+    runtime: Runtime, language: str, runner: str, snippet: dict[str, str], place: str
+) -> str | None:
+    """What ``runner`` printed for the snippet run as a test, when it names the same innermost
+    frame as the program did (``place``: the frame's ``file:line`` as that language's trace
+    names it; Jest names it relative to its root folder)."""
+    cmd, cwd, env = runtime.test_command(
+        language, runner, snippet["package"], snippet["name"], snippet["code"]
+    )
     run = subprocess.run(
         cmd, capture_output=True, text=True, timeout=300, cwd=cwd, env={**os.environ, **env}
     )
     output = (run.stdout + run.stderr).strip()
-    return output if run.returncode and place in output else None
+    named = place in output or (
+        place.startswith(str(cwd) + "/") and place[len(str(cwd)) + 1 :] in output
+    )
+    return output if run.returncode and named else None
 
 
 def build_cases(packages: Path, work: Path) -> list[Case]:
@@ -401,11 +474,16 @@ def build_cases(packages: Path, work: Path) -> list[Case]:
             lang = LANGUAGES[language]
             for kind, query in (("trace", output), ("message", error_line(output, language))):
                 cases.append(Case(s["package"], lang, kind, s["name"], query, path, line))
-            report = test_report(runtime, language, s, f"{root}/{path}:{line}")
-            if report is None and language in RUNNERS:
-                log(f"no test report, or it names another frame: {label}")
-            elif report is not None:
-                cases.append(Case(s["package"], lang, "test-report", s["name"], report, path, line))
+            # Java's frames name a class and its bare file: ``Validate.isTrue(Validate.java:158)``.
+            place = f"({Path(path).name}:{line})" if language == "java" else f"{root}/{path}:{line}"
+            for runner in RUNNERS.get(language, ()):
+                report = test_report(runtime, language, runner, s, place)
+                if report is None:
+                    log(f"no {runner} report, or it names another frame: {label}")
+                    continue
+                cases.append(
+                    Case(s["package"], lang, "test-report", s["name"], report, path, line, runner)
+                )
     return cases
 
 
@@ -421,13 +499,19 @@ def ask(root: Path, index_root: Path, cases: list[Case]) -> list[dict]:
 
 
 def table(rows: list[dict]) -> str:
+    kinds = ["trace", "message"] + [
+        f"test-report, {runner}" for runners in RUNNERS.values() for runner in runners
+    ]
     groups = [
         (
             f"{lang} | {kind}",
-            lambda r, lang=lang, kind=kind: lang in ("all", r["language"]) and r["kind"] == kind,
+            lambda r, lang=lang, kind=kind: (
+                lang in ("all", r["language"])
+                and ", ".join(filter(None, (r["kind"], r.get("runner")))) == kind
+            ),
         )
         for lang in (*LANGUAGES.values(), "all")
-        for kind in ("trace", "message", "test-report")
+        for kind in kinds
     ]
     return place_table(rows, groups, "language | kind", "line")
 
@@ -445,7 +529,8 @@ def main() -> None:
     cases = build_cases(args.packages, args.work)
     if args.list:
         for c in cases:
-            print(f"{c.project}\t{c.kind}\t{c.path}:{c.line}\t{c.query.splitlines()[0][:140]}")
+            kind = ", ".join(filter(None, (c.kind, c.runner)))
+            print(f"{c.project}\t{kind}\t{c.path}:{c.line}\t{c.query.splitlines()[0][:140]}")
         return
     rows = ask(args.packages, args.index_root, cases)
     print(table(rows))

@@ -215,9 +215,9 @@ def _php_name(text: str, name: str) -> str:
     return f"{ns.group(1)}\\{name}" if ns else name
 
 
-def sites(rel: str, text: str, declared: dict[str, str]) -> Iterator[Site]:
+def sites(rel: str, text: str, declared: dict[str, str], bare: bool = False) -> Iterator[Site]:
     """The message sites of one file, each with the message as the runtime prints it (a form
-    whose ``{m}`` the message fills)."""
+    whose ``{m}`` the message fills), or with ``bare`` the message alone."""
     suffix = Path(rel).suffix
     found: list[tuple[int, int, str]] = []  # start, end offsets, query
 
@@ -226,7 +226,7 @@ def sites(rel: str, text: str, declared: dict[str, str]) -> Iterator[Site]:
             return
         message = fill(literal, php_double)
         if literal_words(message) >= MIN_WORDS:
-            found.append((m.start(), m.end(), form.replace("{m}", message)))
+            found.append((m.start(), m.end(), message if bare else form.replace("{m}", message)))
 
     if LANGUAGES[suffix] == "JS/TS":
         for m in _JS.finditer(text):
@@ -268,7 +268,9 @@ def sites(rel: str, text: str, declared: dict[str, str]) -> Iterator[Site]:
         yield Site(rel, _line(text, start), _line(text, end), query)
 
 
-def build_cases(root: Path, project: str, per_package: int, rng: random.Random) -> list[Case]:
+def build_cases(
+    root: Path, project: str, per_package: int, rng: random.Random, bare: bool = False
+) -> list[Case]:
     files: dict[str, str] = {}
     for f in sorted(root.rglob("*")):
         rel = f.relative_to(root).as_posix()
@@ -287,7 +289,7 @@ def build_cases(root: Path, project: str, per_package: int, rng: random.Random) 
                     declared.setdefault(m.group(1), ns.group(1))
     by_query: dict[str, Case] = {}
     for rel, text in files.items():
-        for site in sites(rel, text, declared):
+        for site in sites(rel, text, declared, bare):
             case = by_query.setdefault(
                 site.query, Case(project, LANGUAGES[Path(rel).suffix], site.query)
             )
@@ -324,6 +326,11 @@ def main() -> None:
     ap.add_argument("--per-package", type=int, default=15)
     ap.add_argument("--seed", type=int, default=40)
     ap.add_argument("--list", action="store_true", help="print the cases, ask nothing")
+    ap.add_argument(
+        "--bare",
+        action="store_true",
+        help="ask the message alone, as a log, a response body or a dialog shows it",
+    )
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     cases: list[Case] = []
@@ -331,7 +338,9 @@ def main() -> None:
         if not (args.packages / project).is_dir():
             raise SystemExit(f"not unpacked in {args.packages}: {project}")
         rng = random.Random(f"{args.seed}:{project}")
-        cases.extend(build_cases(args.packages / project, project, args.per_package, rng))
+        cases.extend(
+            build_cases(args.packages / project, project, args.per_package, rng, args.bare)
+        )
     if args.list:
         for c in cases:
             print(f"{c.project}\t{c.query}\t{sorted(c.gold)}")

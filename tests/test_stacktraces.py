@@ -315,6 +315,29 @@ _/srv/app.TestApp(0x0?)
 \t/srv/app/main_test.go:9 +0x45
 FAIL\t_/srv/app\t0.007s"""
 
+# cargo test, with RUST_BACKTRACE=1.
+CARGO_TEST = """running 1 test
+tests::key_of_number --- FAILED
+
+failures:
+
+---- tests::key_of_number stdout ----
+
+thread 'tests::key_of_number' (20872) panicked at /cargo/serde_json/src/value/index.rs:102:18:
+cannot access key "a" in JSON number
+stack backtrace:
+   2: <str as serde_json::value::index::Index>::index_or_insert
+             at /cargo/serde_json/src/value/index.rs:102:18
+note: Some details are omitted, run with `RUST_BACKTRACE=full` for a verbose backtrace.
+
+
+failures:
+    tests::key_of_number
+
+test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.10s
+
+error: test failed, to rerun pass `--lib`"""
+
 MINITEST = """  1) Error:
 AppTest#test_app:
 Rack::QueryParser::ParameterTypeError: expected Hash (got Array) for param `a'
@@ -344,17 +367,186 @@ def test_node_test_s_tap_block_gives_its_frames_and_its_error() -> None:
     assert error_messages(quoted) == ['Error: first "line"']
 
 
-def test_go_test_and_minitest_reports_read_as_failures_not_about_tests() -> None:
+def test_go_test_minitest_and_cargo_test_reports_read_as_failures_not_about_tests() -> None:
     # go test raises a caught panic again, marked [recovered]: one message, as Go prints it.
     assert error_messages(GO_TEST) == ["panic: chi: routing pattern must begin with '/' in 'users'"]
     assert analyze(GO_TEST).frames[0].path.endswith("chi/mux.go")
-    for report in (GO_TEST, MINITEST):
+    assert error_messages(CARGO_TEST) == ['panic: cannot access key "a" in JSON number']
+    for report in (GO_TEST, MINITEST, CARGO_TEST):
         qa = analyze(report)
         assert qa.intent == "fix-failure" and qa.about_tests is False
+    # Rust's note on how to see more is printed, not a name the answer must quote.
+    assert analyze(CARGO_TEST).quoted == []
     # A plain traceback through a test still makes tests the subject, as before.
     assert analyze(
         PY.replace("/home/dev/shop/app.py", "/home/dev/shop/tests/test_app.py")
     ).about_tests
+
+
+# RSpec 3.12: the error's type alone on its line, its message under it, frames under ``# ``.
+RSPEC = """F
+
+Failures:
+
+  1) app works
+     Failure/Error: Rack::Utils.parse_nested_query("a[]=1&a[b]=2")
+
+     Rack::QueryParser::ParameterTypeError:
+       expected Hash (got Array) for param `a'
+     # /usr/share/gems/rack-2.2.22/lib/rack/query_parser.rb:150:in `normalize_params'
+     # ./spec/app_spec.rb:4:in `block (2 levels) in <top (required)>'
+
+Finished in 0.06523 seconds (files took 0.1315 seconds to load)
+1 example, 1 failure
+
+Failed examples:
+
+rspec ./spec/app_spec.rb:3 # app works"""
+
+# Jest 30: the failing line's code frame, then V8's frames relative to the root folder.
+JEST = """FAIL ./app.test.js
+  ✕ app (57 ms)
+
+  ● app
+
+    TypeError: app.use() requires a middleware function
+
+      1 | test("app", () => {
+    > 2 |   const app = express(); app.use("index");
+        |                              ^
+      3 | });
+
+      at Function.use (node_modules/express/lib/application.js:217:11)
+      at Object.use (app.test.js:2:66)
+
+Test Suites: 1 failed, 1 total
+Tests:       1 failed, 1 total"""
+
+# Vitest 4: frames under ``❯``, the code frame under them.
+VITEST = """ FAIL  app.test.mjs > app
+TypeError: app.use() requires a middleware function
+ ❯ Function.use node_modules/express/lib/application.js:217:11
+ ❯ app.test.mjs:5:66
+      4| test("app", () => {
+      5|   const app = express(); app.use("index");
+       |                              ^
+
+⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯[1/1]⎯
+
+ Test Files  1 failed (1)"""
+
+# JUnit 5's console launcher: ``=>`` before the error, frames without ``at``.
+JUNIT = """Failures (1):
+  JUnit Jupiter:AppTest:app()
+    MethodSource [className = 'AppTest', methodName = 'app', methodParameterTypes = '']
+    => java.lang.IllegalArgumentException: The value must be positive
+       org.apache.commons.lang3.Validate.isTrue(Validate.java:158)
+       AppTest.app(AppTest.java:5)
+       java.base/java.lang.reflect.Method.invoke(Method.java:569)
+       [...]"""
+
+# PHPUnit 9: each frame a bare place.
+PHPUNIT = """PHPUnit 9.6.7 by Sebastian Bergmann and contributors.
+
+E                                                                   1 / 1 (100%)
+
+There was 1 error:
+
+1) AppTest::testApp
+InvalidArgumentException: Status code must be an integer value between 1xx and 5xx.
+
+/usr/share/php/GuzzleHttp/Psr7/Response.php:157
+/srv/app/tests/AppTest.php:5
+
+ERRORS!
+Tests: 1, Assertions: 0, Errors: 1."""
+
+
+def test_rspec_jest_vitest_junit_and_phpunit_reports_give_frames_and_error_lines() -> None:
+    assert parse_frames(RSPEC)[0] == Frame(
+        "/usr/share/gems/rack-2.2.22/lib/rack/query_parser.rb", 150, "normalize_params"
+    )
+    assert error_messages(RSPEC) == [
+        "Rack::QueryParser::ParameterTypeError: expected Hash (got Array) for param `a'"
+    ]
+    assert parse_frames(JEST)[0] == Frame(
+        "node_modules/express/lib/application.js", 217, "Function.use"
+    )
+    assert error_messages(JEST) == ["TypeError: app.use() requires a middleware function"]
+    assert parse_frames(JUNIT)[:2] == [
+        Frame("Validate.java", 158, "isTrue", "org/apache/commons/lang3/"),
+        Frame("AppTest.java", 5, "app"),
+    ]
+    assert error_messages(JUNIT) == [
+        "java.lang.IllegalArgumentException: The value must be positive"
+    ]
+    assert parse_frames(PHPUNIT) == [
+        Frame("/usr/share/php/GuzzleHttp/Psr7/Response.php", 157, None),
+        Frame("/srv/app/tests/AppTest.php", 5, None),
+    ]
+    assert parse_frames(VITEST) == [
+        Frame("node_modules/express/lib/application.js", 217, "Function.use"),
+        Frame("app.test.mjs", 5, None),
+    ]
+    # A place typed alone is a place to look at, not a failure's frame.
+    alone = analyze("src/Cart.php:12")
+    assert alone.frames == [] and alone.path_lines == {"src/Cart.php": 12}
+    for report in (RSPEC, JEST, VITEST, JUNIT, PHPUNIT):
+        qa = analyze(report)
+        assert qa.intent == "fix-failure" and qa.about_tests is False, report
+        # The failing line's code, the test's title and the totals are printed, not typed.
+        assert qa.quoted == [] and typed_text(report).strip() == "", report
+    # Jest drops a plain Error's type: the line under the test's title is its message.
+    plain_error = JEST.replace("TypeError: app.use()", "Route.get()")
+    assert error_messages(plain_error) == ["Error: Route.get() requires a middleware function"]
+    # A CI log keeps the runner's colours; the question is read without them.
+    coloured = JEST.replace("TypeError", "\x1b[31m\x1b[1mTypeError\x1b[22m").replace(
+        "node_modules", "\x1b[2mnode_modules"
+    )
+    assert analyze(coloured).frames == analyze(JEST).frames
+    assert analyze(coloured).messages == analyze(JEST).messages
+    # The user's own words around a paste are still read.
+    asked = analyze("why does this fail?\n" + JEST + "\nit started with 'express' 4.21")
+    assert asked.quoted == ["express"]
+
+
+def test_v8_frames_of_constructors_and_of_calls_by_another_name() -> None:
+    trace = """Error: Route.get() requires a callback function but got a [object Undefined]
+    at Route.<computed> [as get] (/srv/node_modules/express/lib/router/route.js:216:15)
+    at new Command (/srv/node_modules/commander/lib/command.js:12:3)
+    at Layer.handle [as handle_request] (/srv/node_modules/express/lib/router/layer.js:95:5)
+    at async Promise.all (index 0)
+    at /srv/app.js:7:1"""
+    assert [(f.path.rsplit("/", 1)[-1], f.line) for f in parse_frames(trace)] == [
+        ("route.js", 216),
+        ("command.js", 12),
+        ("layer.js", 95),
+        ("app.js", 7),
+    ]
+
+
+def test_a_browser_s_frames_name_the_module_on_the_dev_server(
+    project: Path, tmp_path: Path
+) -> None:
+    line = _line_of(project, "web/cartClient.ts", "response.json()")
+    module = f"http://localhost:5173/web/cartClient.ts?t=1700000000000:{line}:26"
+    chrome = (
+        "Uncaught (in promise) TypeError: response.json is not a function\n"
+        f"    at fetchCartLines ({module})\n"
+        "    at webpack-internal:///./web/main.ts:3:1"
+    )
+    firefox = f"fetchCartLines@{module}\n@http://localhost:5173/web/main.ts:3:1"
+    for trace in (chrome, firefox):
+        assert parse_frames(trace) == [
+            Frame("/web/cartClient.ts", line, "fetchCartLines"),
+            Frame("/web/main.ts", 3, None),
+        ]
+    assert parse_frames("mail me@example.com:12:3") == []  # no folder: not a frame
+    with Engine(project, tmp_path / "idx") as eng:
+        res = eng.find(FindRequest(chrome))
+    top = res.results[0]
+    assert (top.path, top.symbol) == ("web/cartClient.ts", "fetchCartLines")
+    assert "innermost-frame" in top.reasons
 
 
 def test_a_compiler_s_diagnostic_names_its_place() -> None:

@@ -15,13 +15,14 @@ from dataclasses import dataclass, field
 from ..index import cjk
 from ..index.terms import code_terms, split_identifier
 from . import crosslingual
+from .runtime_messages import runtime_names
 from .stacktraces import (
     Frame,
     error_lines,
     literal_text,
     message_fragments,
     parse_frames,
-    runtime_names,
+    plain,
     test_report,
     typed_text,
     unqualified,
@@ -262,6 +263,7 @@ def _paths(text: str) -> tuple[list[str], dict[str, int]]:
 
 
 def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
+    raw = plain(raw)  # a CI log's colours are not part of the question
     typed = typed_text(raw)  # must-match text comes only from what the user typed
     quoted = [next(g for g in m.groups() if g) for m in _QUOTED_RE.finditer(typed)]
     paths, path_lines = _paths(raw)

@@ -11,8 +11,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..index.imports import js_module_files
-
 
 @dataclass(frozen=True, slots=True)
 class Frame:
@@ -23,9 +21,27 @@ class Frame:
 
 
 _PY = re.compile(r'^\s*File "([^"]+)", line (\d+)(?:, in (\S+))?', re.M)
+# A V8 frame: ``at fn (path:line:col)`` or ``at path:line:col``; the function may be a
+# constructor (``at new Route (…)``) or carry the name it was called by (``at Layer.handle
+# [as handle_request] (…)``, ``at Route.<computed> [as get] (…)``).
 _JS = re.compile(
-    r"^\s*at (?:(?:async )?([^\s(]+) \()?((?:file://)?[^\s()]+?):(\d+):\d+\)?\s*$", re.M
+    r"^\s*at (?:(?:async |new )?([^\s(]+)(?: \[as [^\]\s]+\])? \()?"
+    r"((?:file://)?[^\s()]+?):(\d+):\d+\)?\s*$",
+    re.M,
 )
+# Firefox's and Safari's frame: ``fn@url:line:col`` (``@url:line:col`` for anonymous code); a
+# path with a folder, so ``me@example.com:12:3`` is none.
+_JS_GECKO = re.compile(
+    r"^\s*((?:global|module|eval) code|[\w$.<>/]*)@"
+    r"((?:[a-z][\w+.-]*:/+)?(?=[^\s@()]*/)[^\s@()]+?):(\d+):\d+\s*$",
+    re.M,
+)
+# What a dev server adds to a module's address: its origin (``http://localhost:5173``,
+# webpack's ``webpack-internal:///./``) and a query that busts the cache (``?t=1700000000000``).
+_URL_ORIGIN = re.compile(r"^[a-z][\w+.-]*://[^/]*(?:/\.(?=/))*")
+_URL_QUERY = re.compile(r"[?#][^/]*$")
+# Vitest's frame: ``❯ fn path:line:col`` or ``❯ path:line:col``.
+_VITEST = re.compile(r"^\s*❯ (?:([^\s(]+) )?((?:file://)?[^\s()]+?):(\d+):\d+\s*$", re.M)
 _GO = re.compile(r"^\t(\S+\.go):(\d+)(?: \+0x[0-9a-f]+)?\s*$", re.M)
 _GO_FUNC = re.compile(r"^([\w./*()-]{1,300})\(.*\)\s*$", re.M)  # bounded: see _FRAGMENT_SPLIT
 _RUST_AT = re.compile(r"^\s*at (\S+\.rs):(\d+):\d+\s*$", re.M)
@@ -40,9 +56,23 @@ _RUST_PANIC_MESSAGE = re.compile(
     r"(?:'(.*)'(?:, \S+\.rs:\d+:\d+)?|\S+\.rs:\d+:\d+:\n(.+))\s*$",
     re.M,
 )
-_JAVA = re.compile(r"^\s*at ([\w$.]+)\.([\w$<>]+)\(([\w$]+\.(?:java|kt|scala)):(\d+)\)", re.M)
-_RUBY = re.compile(r"^\s*(?:from )?((?:[A-Za-z]:)?[^\s:]+\.rb):(\d+):in [`']([^'\n]*)'", re.M)
+# A JVM frame: ``at`` before it in a trace; JUnit 5's console launcher prints the frame alone
+# on its line (``org.apache.commons.lang3.Validate.isTrue(Validate.java:158)``).
+_JAVA = re.compile(
+    r"^\s*(?:at ([\w$.]+)\.([\w$<>]+)\(([\w$]+\.(?:java|kt|scala)):(\d+)\)"
+    r"|([\w$.]+)\.([\w$<>]+)\(([\w$]+\.(?:java|kt|scala)):(\d+)\)\s*$)",
+    re.M,
+)
+# A Ruby frame: under ``from`` after the first in Ruby's own report, under ``# `` in RSpec's.
+_RUBY = re.compile(r"^\s*(?:from |# )?((?:[A-Za-z]:)?[^\s:]+\.rb):(\d+):in [`']([^'\n]*)'", re.M)
 _PHP = re.compile(r"^#\d+ (\S+\.php)\((\d+)\): (?:[\w\\]+(?:->|::))?(\w+)\(", re.M)
+# PHPUnit's frames: each place alone on its line, innermost first; read beside an error line
+# or in PHPUnit's report (``There was 1 error:``, ``1) AppTest::testApp``), since a place typed
+# alone (``src/Cart.php:12``) is a place to look at, not a failure.
+_PHPUNIT = re.compile(r"^((?:[A-Za-z]:)?[^\s:]+\.php):(\d+)[ \t]*$", re.M)
+_PHPUNIT_REPORT = re.compile(
+    r"^(?:There (?:was|were) \d+ (?:error|failure)s?:|\d+\) [\w\\]+::\w+)\s*$", re.M
+)
 _PHP_THROWN = re.compile(r"^(?:PHP )?Fatal error: .*?Uncaught .*? in (\S+\.php):(\d+)\s*$", re.M)
 # The place PHP prints after an uncaught error's message (``… in /srv/src/Stream.php:12``).
 _PHP_PLACE = re.compile(r" in \S+\.php:\d+$")
@@ -67,19 +97,22 @@ _TYPE_LAST = (
 # An error line, ``Type: message``, whatever prefixes it (Java's ``Exception in thread`` and
 # ``Caused by:``, PHP's ``PHP Fatal error:  Uncaught`` and ``Next`` for a chained one, .NET's
 # ``Unhandled exception.``, Mono's ``[ERROR] FATAL UNHANDLED EXCEPTION:``, pytest's ``E   ``,
-# its summary's ``FAILED tests/test_x.py::test_y - `` and ``--tb=line``'s place): a type as
-# above, or the bare words CLIs and runtimes print: ``Error:``, ``error[E0308]:``, ``panic:``,
-# ``fatal:``, and Python's ``Exception:`` (``raise Exception("…")``).
+# its summary's ``FAILED tests/test_x.py::test_y - `` and ``--tb=line``'s place, JUnit 5's
+# console launcher's ``=> ``): a type as above, or the bare words CLIs and runtimes print:
+# ``Error:``, ``error[E0308]:``, ``panic:``, ``fatal:``, and Python's ``Exception:`` (``raise
+# Exception("…")``).
 _MESSAGE = re.compile(
     r"^\s*(?:Exception in thread \"[^\"]*\" |Caused by: |Next |Uncaught "
     r"|Unhandled [Ee]xception[.:] |(?:PHP )?(?:Fatal error|Warning):\s+Uncaught "
     r"|\[ERROR\] FATAL UNHANDLED EXCEPTION: |\[\w+\] "
-    r"|E {1,20}|(?:FAILED|ERROR) \S+ - |\S+\.py:\d+: (?=(?:\w+\.)*[A-Z]))?"
+    r"|E {1,20}|(?:FAILED|ERROR) \S+ - |\S+\.py:\d+: (?=(?:\w+\.)*[A-Z])|=> )?"
     rf"((?:[A-Za-z_][\w$]*(?:\.|::|\\))+[A-Z][\w$]*|{_TYPE_LAST}"
     r"|[Ee]rror|ERROR|Exception|panic|fatal(?: error)?|FATAL)"
     r"(?:\[\w+\])?(?: \[[\w-]+\])?:[ \t]+(\S.*?)\s*$",
     re.M,
 )
+# Cargo's own line after a failed ``cargo test``: the runner's, not the program's error.
+_CARGO_FAILED = re.compile(r"\s*error: test failed, to rerun pass ")
 # What ``go test`` adds to a panic its test runner caught and raised again.
 _RECOVERED = re.compile(r" \[recovered\]$")
 # pytest's short test summary, whose message is cut to the terminal's width (``…application c...``).
@@ -114,7 +147,9 @@ _TAP_BLOCK = re.compile(
 )
 _TAP_STACK = re.compile(r"^([ \t]+)stack: \|-?[ \t]*\n((?:\1[ \t]+\S.*(?:\n|$))+)", re.M)
 _TAP_FRAME = re.compile(
-    r"^\s*(?:async )?(?:([^\s(]+) \()?((?:file://)?[^\s()]+?):(\d+):\d+\)?\s*$", re.M
+    r"^\s*(?:async |new )?(?:([^\s(]+)(?: \[as [^\]\s]+\])? \()?"
+    r"((?:file://)?[^\s()]+?):(\d+):\d+\)?\s*$",
+    re.M,
 )
 _TAP_ERROR = re.compile(
     r"^([ \t]+)error: (?:'((?:[^'\n]|'')*)'|\"((?:[^\"\\\n]|\\.)*)\"|\|-?[ \t]*\n\1[ \t]+(.*))",
@@ -125,9 +160,36 @@ _TAP_NAME = re.compile(r"^[ \t]+name: '?([\w$.]+)'?[ \t]*$", re.M)
 # plan and the ``# Subtest:`` / ``# tests 1`` comments.
 _TAP_PRINTED = re.compile(r"^\s*(?:TAP version \d+|(?:not )?ok \d+\b|\d+\.\.\d+\s*$|# )")
 # A test runner's own words for a failed test: pytest's summary (``_SUMMARY``), ``go test``'s
-# ``--- FAIL: TestX (0.00s)``, minitest's ``  1) Error:`` and TAP's ``not ok 1 - name``.
+# ``--- FAIL: TestX (0.00s)``, ``cargo test``'s ``---- tests::x stdout ----``, minitest's
+# ``  1) Error:``, TAP's ``not ok 1 - name``, PHPUnit's ``There was 1 error:``, and those of the
+# reports ``_INDENTED_REPORT`` reads (RSpec's, Jest's, Vitest's, JUnit 5's console launcher's).
 _TEST_FAILED = re.compile(
-    r"^(?:--- FAIL: \S|\s*\d+\) (?:Error|Failure):\s*$|\s*not ok \d+\b)", re.M
+    r"^(?:--- FAIL: \S|---- \S+ stdout ----$|\s*\d+\) (?:Error|Failure):\s*$|\s*not ok \d+\b"
+    r"|There (?:was|were) \d+ (?:error|failure)s?:\s*$)",
+    re.M,
+)
+# Reports in which every indented line is printed, as in pytest's: RSpec's (a failure's
+# ``Failure/Error: <the line that failed>``), Jest's (a failed test's title, ``  ● app``),
+# Vitest's (`` FAIL  app.test.mjs > app``) and JUnit 5's console launcher's (``=> Type:
+# message`` under the test). The user's own words around a paste are not indented.
+_INDENTED_REPORT = re.compile(r"^(?:\s+Failure/Error: |  ● \S| FAIL  \S|\s*=> [\w$.]+: )", re.M)
+# Jest's message: the first line under a failed test's title; it drops the type of a plain
+# ``Error`` (``  ● app`` / blank / ``    Route.get() requires a callback function …``).
+_JEST_MESSAGE = re.compile(r"^  ● [^\n]*\n[ \t]*\n[ \t]+(\S(?:[^\n]*\S)?)[ \t]*$", re.M)
+# RSpec writes an error's type alone on a line and its message indented under it:
+# ``     Rack::QueryParser::ParameterTypeError:`` / ``       expected Hash (got Array) …``.
+_RSPEC_ERROR = re.compile(
+    r"^([ \t]+)((?:[A-Z]\w*::)*[A-Z]\w*):[ \t]*\n\1[ \t]+(\S(?:[^\n]*\S)?)[ \t]*$", re.M
+)
+# The unindented lines those runners print around their failures: RSpec's progress and
+# summary, Jest's file line and totals, Vitest's rules, PHPUnit's header, progress, failure
+# titles and totals, the JUnit launcher's tree and counts, ``cargo test``'s lines.
+_RUNNER_PRINTED = re.compile(
+    r"^(?:[.F*]+\s*$|Failures:|Failed examples:|Finished in \d|\d+ examples?, \d+ failures?"
+    r"|rspec \S+:\d+ # |(?:FAIL|PASS) \S|(?:Test Suites|Tests|Snapshots|Time): |Ran all test suites"
+    r"|PHPUnit \d|There (?:was|were) \d+ |\d+\) [\w\\]+::\w+|ERRORS!|FAILURES!"
+    r"|[.EFWRSI]+ +\d+ / \d+ \(|Failures \(\d+\):|Test run finished after|\[ +\d+ |[╷├│└⎯]"
+    r"|running \d+ tests?$|failures:$|test result: |\S+ --- FAILED$|error: test failed)"
 )
 # Ruby's own line for an uncaught error puts the type last, in parentheses, after the place:
 # ``lib/x.rb:12:in 'parse': Invalid port (URI::InvalidURIError)`` (the place may be cut off);
@@ -142,7 +204,8 @@ _RUBY_MESSAGE = re.compile(
 _PY_HEADERS = re.compile(
     r"^(?:Traceback \(most recent call last\):|During handling of the above exception"
     r"|The above exception was the direct cause|goroutine \d+ \[|Stack trace:|#\d+ \{main\}"
-    r"|thrown in \S+ on line \d+|note: run with `RUST_BACKTRACE="
+    r"|thrown in \S+ on line \d+|note: run with `RUST_BACKTRACE=|note: Some details are omitted"
+    r"|stack backtrace:"
     r"|(?:time=\"[^\"]*\" )?level=\w+ msg=)"
 )
 # The values a message formats in: quoted parts, <reprs>, numbers, paths. A path's run is
@@ -151,6 +214,16 @@ _PY_HEADERS = re.compile(
 _FRAGMENT_SPLIT = re.compile(
     r"'[^']*'|\"[^\"]*\"|<[^>]*>|\b0x[0-9a-f]+\b|\b\d+\b|[\w./\\-]{1,200}\.\w{1,5}\b"
 )
+
+
+# A terminal's escape sequences: colours and styles (CSI ``ESC [ … m``), links and titles (OSC
+# ``ESC ] … BEL``). A CI log keeps them; what the user read had none.
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+
+
+def plain(text: str) -> str:
+    """``text`` without a terminal's escape sequences (a test runner's colours in a CI log)."""
+    return _ANSI.sub("", text) if "\x1b" in text else text
 
 
 def parse_frames(text: str) -> list[Frame]:
@@ -165,10 +238,12 @@ def parse_frames(text: str) -> list[Frame]:
             for m in _TAP_FRAME.finditer(stack.group(2)):
                 path = m.group(2).removeprefix("file://")
                 frames.append(Frame(path, int(m.group(3)), m.group(1)))
-    for m in _JS.finditer(text):
+    for m in (*_JS.finditer(text), *_VITEST.finditer(text), *_JS_GECKO.finditer(text)):
         path = m.group(2).removeprefix("file://")
+        if "://" in path:  # a browser's: the module's path on the dev server
+            path = _URL_QUERY.sub("", _URL_ORIGIN.sub("", path))
         if not path.endswith((".go", ".rs")):
-            frames.append(Frame(path, int(m.group(3)), m.group(1)))
+            frames.append(Frame(path, int(m.group(3)), m.group(1) or None))
     go_funcs = [m.group(1) for m in _GO_FUNC.finditer(text)]
     for i, m in enumerate(_GO.finditer(text)):
         func = go_funcs[i].rsplit(".", 1)[-1] if i < len(go_funcs) else None
@@ -178,14 +253,17 @@ def parse_frames(text: str) -> list[Frame]:
     for m in _RUST_AT.finditer(text):
         frames.append(Frame(m.group(1), int(m.group(2)), None))
     for m in _JAVA.finditer(text):
-        package = m.group(1).rsplit(".", 1)[0] if "." in m.group(1) else ""
+        owner, method, file, line = m.group(1, 2, 3, 4) if m.group(1) else m.group(5, 6, 7, 8)
+        package = owner.rsplit(".", 1)[0] if "." in owner else ""
         hint = package.replace(".", "/") + "/" if package else None
-        frames.append(Frame(m.group(3), int(m.group(4)), m.group(2), hint))
+        frames.append(Frame(file, int(line), method, hint))
     for m in _RUBY.finditer(text):  # innermost first, as Ruby prints them
         frames.append(Frame(m.group(1), int(m.group(2)), re.split(r"[ #.]", m.group(3))[-1]))
     # PHP: the throw site on the error line, then the stack from #0 (innermost) out.
     frames.extend(Frame(m.group(1), int(m.group(2)), None) for m in _PHP_THROWN.finditer(text))
     frames.extend(Frame(m.group(1), int(m.group(2)), m.group(3)) for m in _PHP.finditer(text))
+    if _PHPUNIT_REPORT.search(text) or _MESSAGE.search(text):
+        frames.extend(Frame(m.group(1), int(m.group(2)), None) for m in _PHPUNIT.finditer(text))
     for m in _CSHARP.finditer(text):
         frames.append(Frame(m.group(3), int(m.group(4)), m.group(2)))
     return list(dict.fromkeys(frames))
@@ -197,9 +275,14 @@ def pytest_report(text: str) -> bool:
 
 
 def test_report(text: str) -> bool:
-    """``text`` is what a test runner printed (pytest, ``go test``, minitest, node:test's TAP):
-    it always names the test that failed, and what it asks is where the error comes from."""
-    return pytest_report(text) or _TEST_FAILED.search(text) is not None
+    """``text`` is what a test runner printed (pytest, ``go test``, ``cargo test``, minitest,
+    node:test's TAP, RSpec, Jest, Vitest, JUnit 5's console launcher, PHPUnit): it always names
+    the test that failed, and what it asks is where the error comes from."""
+    return (
+        pytest_report(text)
+        or _TEST_FAILED.search(text) is not None
+        or _INDENTED_REPORT.search(text) is not None
+    )
 
 
 def typed_text(text: str) -> str:
@@ -208,12 +291,15 @@ def typed_text(text: str) -> str:
     Must-match text is read from here only: a frame's path (``<string>``, another machine's
     ``/.../console.py``) or a value formatted into a message is not something the answer
     contains."""
-    frame_res = (_PY, _JS, _GO, _GO_FUNC, _RUST_AT, _RUST_PANIC, _JAVA, _RUBY, _PHP, _CSHARP)
+    frame_res = (_PY, _JS, _VITEST, _JS_GECKO, _GO, _GO_FUNC, _RUST_AT, _RUST_PANIC, _JAVA)
+    frame_res += (_RUBY, _PHP, _PHPUNIT, _CSHARP)
     frame_res += (_PYTEST, _MESSAGE, _RUBY_MESSAGE, _RUST_PANIC_LINE)
     # In a pytest report every indented line is printed: the code of a long entry, the line
-    # under a short entry's place.
+    # under a short entry's place; so in RSpec's, Jest's, Vitest's and JUnit's
+    # (``_INDENTED_REPORT``).
     pytest = pytest_report(text)
-    runner = _TEST_FAILED.search(text) is not None
+    indented = pytest or _INDENTED_REPORT.search(text) is not None
+    runner = indented or _TEST_FAILED.search(text) is not None
     text = _TAP_BLOCK.sub("", text)  # a TAP block is printed whole (its test's line too)
     kept: list[str] = []
     under_frame = panic_next = False
@@ -221,9 +307,9 @@ def typed_text(text: str) -> str:
         if panic_next:  # the message under a Rust panic's header
             panic_next = False
             continue
-        if pytest and (line[:1] in (" ", "\t") or _PYTEST_PRINTED.match(line)):
+        if (indented and line[:1] in (" ", "\t")) or (pytest and _PYTEST_PRINTED.match(line)):
             continue
-        if runner and _TAP_PRINTED.match(line):
+        if runner and (_TAP_PRINTED.match(line) or _RUNNER_PRINTED.match(line)):
             continue
         if _PY.match(line):
             under_frame = True
@@ -292,6 +378,8 @@ def error_lines(text: str) -> ErrorLines:
     for m in _MESSAGE.finditer(text):
         if any(start <= m.start() < end for start, end in blocks):
             continue  # read above: the block's ``error:`` key is not an error line of its own
+        if _CARGO_FAILED.match(text, m.start()):
+            continue
         message = _PHP_PLACE.sub("", text[m.start(1) : m.end()].strip())
         message = _RECOVERED.sub("", message)
         if _SUMMARY.match(text, m.start()) and message.endswith("..."):
@@ -302,6 +390,13 @@ def error_lines(text: str) -> ErrorLines:
     for m in _RUBY_MESSAGE.finditer(text):
         messages.append(f"{m.group(2)}: {m.group(1)}")
         qualifier_span(m, 2)
+    for m in _JEST_MESSAGE.finditer(text):
+        if not _MESSAGE.match(m.group(1)):
+            messages.append(f"Error: {m.group(1)}")
+    if _INDENTED_REPORT.search(text) or _RUBY.search(text):
+        for m in _RSPEC_ERROR.finditer(text):
+            messages.append(f"{m.group(2)}: {m.group(3)}")
+            qualifier_span(m, 2)
     for m in _RUST_PANIC_MESSAGE.finditer(text):
         messages.append(f"panic: {m.group(1) or m.group(2)}")
         spans.append((m.start(), m.start(1) if m.group(1) is not None else m.start(2)))
@@ -336,110 +431,6 @@ def message_fragments(message: str) -> list[str]:
         if len(part.split()) >= 2 and len(part) >= 10:
             out.append(part)
     return out
-
-
-# Messages the Python interpreter writes itself, for any program: the names they quote are the
-# program's (a type, an attribute, a module), not values formatted in, and no ``raise`` in the
-# workspace produced them.
-_NAME = r"[A-Za-z_]\w*"
-_DOTTED = r"[A-Za-z_][\w.]*"
-_PY_RUNTIME = tuple(
-    re.compile(p)
-    for p in (
-        rf"^'(?P<type>{_DOTTED})' object has no attribute '(?P<name>{_NAME})'",
-        rf"^type object '(?P<type>{_DOTTED})' has no attribute '(?P<name>{_NAME})'",
-        rf"^module '(?P<module>{_DOTTED})' has no attribute '(?P<name>{_NAME})'",
-        rf"^cannot import name '(?P<name>{_NAME})' from '(?P<module>{_DOTTED})'",
-        rf"^No module named '(?P<module>{_DOTTED})'",
-        rf"^name '(?P<name>{_NAME})' is not defined",
-    )
-)
-# What Node's V8 writes itself (the same rule: the quoted or named parts are the program's).
-# A receiver (``req`` of ``req.acceptsEncoding``) is a variable: only the last name counts.
-_JS_NAME = r"[A-Za-z_$][\w$]*"
-_JS_PATH = rf"(?:{_JS_NAME}|\(intermediate value\))(?:\.{_JS_NAME})*"
-_JS_RUNTIME = tuple(
-    re.compile(p)
-    for p in (
-        rf"^(?P<path>{_JS_PATH}) is not (?:a function|a constructor|iterable)\b",
-        rf"^Cannot (?:read|set) properties of (?:undefined|null) \((?:reading|setting) "
-        rf"'(?P<name>{_JS_NAME})'\)",
-        rf"^Cannot read property '(?P<name>{_JS_NAME})' of (?:undefined|null)",
-        rf"^(?P<name>{_JS_NAME}) is not defined\b",
-        rf"^Class constructor (?P<name>{_JS_NAME}) cannot be invoked without 'new'",
-        r"^The requested module '(?P<spec>[^']+)' does not provide an export named "
-        rf"'(?P<name>{_JS_NAME})'",
-        r"^Cannot find module '(?P<spec>\.{1,2}/[^']+)'",
-    )
-)
-# The interpreter's own types name no code of the workspace.
-_BUILTIN_TYPES = frozenset(
-    {
-        "NoneType", "object", "type", "str", "bytes", "bytearray", "int", "float", "complex",
-        "bool", "list", "tuple", "dict", "set", "frozenset", "function", "method", "module",
-        "builtin_function_or_method", "generator", "coroutine",
-    }
-)  # fmt: skip
-
-
-@dataclass(frozen=True, slots=True)
-class RuntimeNames:
-    """What an interpreter-written message names: identifiers, and the files of the module it
-    names (path suffixes)."""
-
-    names: tuple[str, ...]
-    files: tuple[str, ...]
-    builtin: tuple[str, ...] = ()  # the interpreter's own types it quotes ('NoneType')
-
-
-def runtime_names(message: str) -> RuntimeNames | None:
-    """``AttributeError: 'Request' object has no attribute 'is_xhr'`` -> names ``Request``,
-    ``is_xhr``; ``cannot import name 'url_quote' from 'werkzeug.urls'`` -> ``url_quote`` and
-    the files of ``werkzeug.urls``; Node's ``TypeError: req.acceptsEncoding is not a
-    function`` -> ``acceptsEncoding``, ``The requested module './utils.js' does not provide an
-    export named 'setCharset'`` -> ``setCharset`` and ``utils.js``. None when the message is
-    not one the interpreter writes."""
-    _, sep, body = message.partition(": ")
-    if not sep:
-        return None
-    body = body.strip()
-    for pattern in _PY_RUNTIME:
-        m = pattern.match(body)
-        if m is None:
-            continue
-        got = m.groupdict()
-        quoted = [n for n in (got.get("type"), got.get("name")) if n]
-        return RuntimeNames(
-            names=tuple(n for n in quoted if n not in _BUILTIN_TYPES),
-            files=tuple(module_files(got["module"])) if got.get("module") else (),
-            builtin=tuple(n for n in quoted if n in _BUILTIN_TYPES),
-        )
-    for pattern in _JS_RUNTIME:
-        m = pattern.match(body)
-        if m is None:
-            continue
-        got = m.groupdict()
-        name = got.get("name") or (got.get("path") or "").rsplit(".", 1)[-1]
-        names = (name,) if name and not name.startswith("(") else ()
-        return RuntimeNames(names, tuple(specifier_files(got["spec"])) if got.get("spec") else ())
-    return None
-
-
-def module_files(module: str) -> list[str]:
-    """Where a dotted module lives: ``werkzeug.urls`` -> ``werkzeug/urls.py`` or
-    ``werkzeug/urls/__init__.py`` (a path suffix; ``src/`` layouts match too)."""
-    base = module.replace(".", "/")
-    return [f"{base}.py", f"{base}/__init__.py"]
-
-
-def specifier_files(spec: str) -> list[str]:
-    """Where a relative JavaScript import lives, as path suffixes, by the resolver's own rules
-    (``index/imports.py``): ``./router/layer`` -> ``router/layer.ts``, ``router/layer.js``, …,
-    ``router/layer/index.js``; ``../utils.js`` -> ``utils.js``, ``utils.ts``, …"""
-    base = re.sub(r"^(?:\.{1,2}/)+", "", spec)
-    if not base or base.startswith("/"):
-        return []
-    return js_module_files(base)
 
 
 def map_to_workspace(frame: Frame, paths: list[str]) -> str | None:
