@@ -549,6 +549,59 @@ def test_a_browser_s_frames_name_the_module_on_the_dev_server(
     assert "innermost-frame" in top.reasons
 
 
+# IPython 9 (Jupyter): ``File path:line, in func(args)``, the code under it with ``--->``.
+IPYTHON = """---------------------------------------------------------------------------
+ParserError                               Traceback (most recent call last)
+Cell In[1], line 2
+      1 import arrow
+----> 2 arrow.get("nope")
+
+File ~/.venv/site-packages/arrow/api.py:86, in get(*args, **kwargs)
+     83 def get(*args: Any, **kwargs: Any) -> Arrow:
+---> 86     return _factory.get(*args, **kwargs)
+
+File ~/.venv/site-packages/arrow/parser.py:857, in DateTimeParser._parse_multiformat(self, string)
+    856     supported_formats = ", ".join(formats)
+--> 857     raise ParserError(
+    858         f"Could not match input {string!r} to any of the formats: {supported_formats}."
+    859     )
+
+ParserError: Could not match input 'nope' to any of the following formats: YYYY-MM-DD, W."""
+
+# IPython 7 and classic notebooks: the line is on the ``--->`` marker under the place.
+IPYTHON7 = """---------------------------------------------------------------------------
+ParserError                               Traceback (most recent call last)
+<ipython-input-1-ab6bf597680a> in <cell line: 0>()
+----> 2 arrow.get("nope")
+
+/srv/venv/site-packages/arrow/api.py in get(*args, **kwargs)
+     85
+---> 86     return _factory.get(*args, **kwargs)
+     87
+
+/srv/venv/site-packages/arrow/parser.py in _parse_multiformat(self, string, formats)
+    856             supported_formats = ", ".join(formats)
+--> 857             raise ParserError(
+    858                 f"Could not match input {string!r} to any of the formats: {formats}."
+
+ParserError: Could not match input 'nope' to any of the following formats: YYYY-MM-DD, W."""
+
+
+def test_ipython_tracebacks_give_frames_and_their_code_is_printed() -> None:
+    for trace in (IPYTHON, IPYTHON7):
+        frames = parse_frames(trace)
+        assert [(f.path.rsplit("/", 1)[-1], f.line) for f in frames] == [
+            ("parser.py", 857),
+            ("api.py", 86),
+        ], trace
+        qa = analyze(trace)
+        assert qa.messages[0].startswith("ParserError: Could not match input 'nope'")
+        # The cell's and the library's code (its string literals) are printed, not typed.
+        assert qa.quoted == [] and typed_text(trace).strip() == "", trace
+    # IPython 7 sets the terminal's title first: an escape sequence, dropped.
+    assert analyze("\x1b]0;IPython: app\x07" + IPYTHON7).frames == analyze(IPYTHON7).frames
+
+
 def test_a_compiler_s_diagnostic_names_its_place() -> None:
     # tsc and the C# compiler put the line in parentheses; their codes make it a failure.
     tsc = analyze("web/cartClient.ts(5,26): error TS2339: Property 'jsonx' does not exist")

@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
-"""Held out: failures of four Python packages no rule was tuned on, pasted as pytest prints them.
+"""Held out: failures of four Python packages no rule was tuned on, pasted as pytest and IPython
+print them.
 
 The dev groups of this folder (``make_report_cases.py``) are flask's and click's failures. This
 set runs ``held_out.toml``: small user mistakes that make arrow, marshmallow, requests and rich
 raise inside their own code (the workspaces of ``docstring_sets.py``'s English sets, made by
 ``docstring_sets.materialize``), each first as a script (its traceback's innermost frame in the
 package is the gold: file and line), then as ``def test_app():`` under pytest 9.0.2 (its default
-``--tb=auto``). Two cases a failure: ``report`` (the failure section, as ``make_report_cases.py``
-cuts it) and ``summary`` (its ``FAILED`` line at 80 columns). The snippets run with a scratch
+``--tb=auto``), then as a cell of IPython 9.18.1 (``python -m IPython -c``, as Jupyter shows it).
+Three cases a failure: ``report`` (the failure section, as ``make_report_cases.py`` cuts it),
+``summary`` (its ``FAILED`` line at 80 columns) and ``ipython`` (IPython's traceback, from its
+first rule; kept when it names the gold frame). The snippets run with a scratch
 venv of the packages' pinned dependencies (``make_cases.ensure_venv``). Reported per kind:
 MRR@10 at file level, line@1 / line@10 and the two refusal numbers; ``depth`` deep.
 
@@ -50,15 +53,31 @@ DEPS = (
     "certifi==2026.10.19.post1",
     "markdown-it-py==4.3.0",
     "pygments==2.21.0",
+    # IPython and what it brings, as pip resolved them.
+    "ipython==9.18.1",
+    "asttokens==3.0.2",
+    "executing==2.3.0",
+    "ipython_pygments_lexers==1.1.1",
+    "jedi==0.20.1",
+    "matplotlib-inline==0.2.2",
+    "parso==0.8.7",
+    "pexpect==4.9.0",
+    "prompt_toolkit==3.0.53",
+    "ptyprocess==0.7.0",
+    "pure_eval==0.2.4",
+    "stack-data==0.6.3",
+    "traitlets==5.16.1",
+    "wcwidth==0.9.4",
 )
 _FRAME = re.compile(r'^  File "([^"]+)", line (\d+)', re.M)
 HEADER = re.compile(r"_+ test_app _+")
+_RULE = re.compile(r"^-{20,}$", re.M)  # the first line of an IPython traceback
 
 
 @dataclass
 class Case:
     project: str  # the workspace's folder name (held_out.answers indexes root / project)
-    kind: str  # report | summary
+    kind: str  # report | summary | ipython
     name: str
     query: str
     path: str  # gold: the innermost frame in the package's files
@@ -116,6 +135,8 @@ def build_cases(python: Path) -> tuple[Path, list[Case]]:
                 )
                 args = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "test_app.py"]
                 lines = run(python, src, args, "", cwd).stdout.splitlines()
+                ipython = ["-m", "IPython", "--colors=nocolor", "--no-banner", "-c", code]
+                shown = run(python, src, ipython, "", cwd).stdout
             head = next((i for i, s in enumerate(lines) if HEADER.fullmatch(s)), None)
             summary = next((s for s in lines if s.startswith("FAILED ")), None)
             if head is None or summary is None:
@@ -128,6 +149,11 @@ def build_cases(python: Path) -> tuple[Path, list[Case]]:
             project = dataset_name(package)
             cases.append(Case(project, "report", name, "\n".join(lines[head:end]), gold, line))
             cases.append(Case(project, "summary", name, summary, gold, line))
+            rule = _RULE.search(shown)
+            if rule is None or f"{path}:{line}" not in shown:
+                log(f"left out of ipython, it printed another failure: {package} {name}")
+                continue
+            cases.append(Case(project, "ipython", name, shown[rule.start() :].strip(), gold, line))
     return root, cases
 
 
@@ -148,7 +174,9 @@ def main() -> None:
         lambda c, r: r.path == c.path and r.start <= c.line <= r.end,
         "line",
     )
-    kinds = [(kind, lambda r, kind=kind: r["kind"] == kind) for kind in ("report", "summary")]
+    kinds = [
+        (kind, lambda r, kind=kind: r["kind"] == kind) for kind in ("report", "summary", "ipython")
+    ]
     print(place_table(rows, kinds, "kind", "line"))
     write_report(rows, "test-reports-held-out", args.out)
 
