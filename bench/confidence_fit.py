@@ -77,6 +77,7 @@ NOT_FITTED = (
     "pytest-short",
     "pytest-summary",
     "unittest-report",
+    "ipython-report",
 )
 CURVE = [round(0.05 * i, 2) for i in range(0, 19)]
 BINS = [(0.0, 0.1), (0.1, 0.2), (0.2, 0.4), (0.4, 0.6), (0.6, 0.8), (0.8, 0.9), (0.9, 1.01)]

@@ -36,7 +36,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(BENCH))  # common.py first: it puts server/ on sys.path
 
 from make_cases import SNIPPET_TIMEOUT_S, ensure_venv  # noqa: E402
-from make_report_cases import PYTEST, SECTION_END  # noqa: E402
+from make_report_cases import IPYTHON, IPYTHON_RULE, PYTEST, SECTION_END  # noqa: E402
 
 from common import CACHE_ROOT, log  # noqa: E402
 from docstring_sets import dataset_name, materialize  # noqa: E402
@@ -52,26 +52,10 @@ DEPS = (
     "charset-normalizer==3.5.3",
     "certifi==2026.10.19.post1",
     "markdown-it-py==4.3.0",
-    "pygments==2.21.0",
-    # IPython and what it brings, as pip resolved them.
-    "ipython==9.18.1",
-    "asttokens==3.0.2",
-    "executing==2.3.0",
-    "ipython_pygments_lexers==1.1.1",
-    "jedi==0.20.1",
-    "matplotlib-inline==0.2.2",
-    "parso==0.8.7",
-    "pexpect==4.9.0",
-    "prompt_toolkit==3.0.53",
-    "ptyprocess==0.7.0",
-    "pure_eval==0.2.4",
-    "stack-data==0.6.3",
-    "traitlets==5.16.1",
-    "wcwidth==0.9.4",
+    *IPYTHON,  # pygments among them
 )
 _FRAME = re.compile(r'^  File "([^"]+)", line (\d+)', re.M)
 HEADER = re.compile(r"_+ test_app _+")
-_RULE = re.compile(r"^-{20,}$", re.M)  # the first line of an IPython traceback
 
 
 @dataclass
@@ -149,7 +133,7 @@ def build_cases(python: Path) -> tuple[Path, list[Case]]:
             project = dataset_name(package)
             cases.append(Case(project, "report", name, "\n".join(lines[head:end]), gold, line))
             cases.append(Case(project, "summary", name, summary, gold, line))
-            rule = _RULE.search(shown)
+            rule = IPYTHON_RULE.search(shown)
             if rule is None or f"{path}:{line}" not in shown:
                 log(f"left out of ipython, it printed another failure: {package} {name}")
                 continue

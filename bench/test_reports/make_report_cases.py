@@ -13,7 +13,7 @@ Each ``trace`` case of ``bench/failures/cases`` becomes a test: its snippet, ind
 ``def test_app():`` (``test_cli`` for click: a neutral name, as a user's test does not name the
 library's failure), in ``test_app.py`` of an empty folder, run with the frozen generator's
 environment, interpreter, pins and path rewriting (``bench/failures/make_cases.py``) plus pytest.
-Four cases per failure, kinds:
+Up to five cases per failure, kinds:
 
 - ``pytest-report``: the failure section of pytest's default report (``--tb=auto``: the first
   and last entries long, the rest short), from its ``____ test_app ____`` header to the line
@@ -25,6 +25,10 @@ Four cases per failure, kinds:
 - ``unittest-report``: the snippet as ``AppTest.test_app`` (``CliTest.test_cli``) of a
   ``unittest.TestCase``, run by ``python -m unittest``: its failure section, from the ``====``
   rule above ``ERROR: test_app (…)`` to the rule above ``Ran 1 test``.
+- ``ipython-report``: the snippet as a cell of IPython 9.18.1 (``python -m IPython -c``, in a
+  venv of its own: the target's pins and IPython's), its traceback from the first rule, as a
+  notebook shows it (``File src/flask/app.py:1234, in Flask.x(…)`` over the printed code); kept
+  when it names the frame, whatever the other kinds did not.
 
 Gold: the frozen trace case's, kept only when every report prints its file and frame line (the
 test ran the library the way the script did). A snippet that fails differently as a test (it
@@ -70,6 +74,26 @@ from devset import load_manifest  # noqa: E402
 
 FAILURES = BENCH / "failures" / "cases"
 PYTEST = "pytest==9.0.2"  # the release current when these cases were made
+# IPython and what it brings, as pip resolved them; in a venv of its own beside the pytest one,
+# so the other reports run where they always ran.
+IPYTHON = (
+    "ipython==9.18.1",
+    "asttokens==3.0.2",
+    "executing==2.3.0",
+    "ipython_pygments_lexers==1.1.1",
+    "jedi==0.20.1",
+    "matplotlib-inline==0.2.2",
+    "parso==0.8.7",
+    "pexpect==4.9.0",
+    "prompt_toolkit==3.0.53",
+    "ptyprocess==0.7.0",
+    "pure_eval==0.2.4",
+    "pygments==2.21.0",
+    "stack-data==0.6.3",
+    "traitlets==5.16.1",
+    "wcwidth==0.9.4",
+)
+IPYTHON_RULE = re.compile(r"^-{20,}$", re.M)  # the first line of an IPython traceback
 TEST_NAMES = {"flask": "test_app", "click": "test_cli"}
 # unittest's rules: ``====`` above a failure's ``ERROR:``/``FAIL:`` line, ``----`` above ``Ran``.
 UNITTEST_HEAD = re.compile(r"^(?:ERROR|FAIL): ")
@@ -126,6 +150,14 @@ def unittest_section(setup: Setup, test_name: str, snippet: str) -> str | None:
     return "\n".join(lines[max(0, head - 1) : end]).rstrip("\n")
 
 
+def ipython_traceback(setup: Setup, snippet: str) -> str | None:
+    """IPython's traceback for the snippet run as a cell (``python -m IPython -c``, as a
+    notebook shows it), from its first rule."""
+    text = run_test(setup, "", ["IPython", "--colors=nocolor", "--no-banner", "-c", snippet])
+    rule = IPYTHON_RULE.search(text or "")
+    return None if rule is None or text is None else text[rule.start() :].rstrip("\n")
+
+
 def absolute(report: str, cwd: Path) -> str:
     """pytest prints a path relative to where it ran when that is shorter (``../venv/lib/…``);
     made absolute, the frozen rewriting maps it like the interpreter's own paths."""
@@ -155,6 +187,8 @@ def cases_for_target(
             raise SystemExit(f"{p}: missing; materialize it with shared/bench/materialize.py")
     python = ensure_venv(venv_root, base_python, (*target.deps, PYTEST))
     setup = Setup(python, ws, extra, interpreter_paths(python))
+    ipython_python = ensure_venv(venv_root, base_python, (*target.deps, *IPYTHON))
+    ipython = Setup(ipython_python, ws, extra, interpreter_paths(ipython_python))
     frozen = [
         json.loads(line)
         for line in (FAILURES / f"{target.dataset}.jsonl").read_text(encoding="utf-8").splitlines()
@@ -193,6 +227,11 @@ def cases_for_target(
                 why = f"unittest does not print {place}"
             else:
                 queries["unittest-report"] = section
+            shown = ipython_traceback(ipython, case["snippet"])
+            if shown is not None and f"{gold['path']}:{case['frame_line']}," in shown:
+                queries["ipython-report"] = shown
+            else:
+                log(f"  no ipython-report for {name}: IPython does not print {place}")
         if why:
             log(f"  skip {name}: {why}")
             continue

@@ -41,6 +41,7 @@ FAILURE_GROUPS = (
     "pytest-short",
     "pytest-summary",
     "unittest-report",
+    "ipython-report",
 )
 GROUP_ORDER = (
     "commit a",
