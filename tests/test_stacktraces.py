@@ -587,8 +587,27 @@ ParserError                               Traceback (most recent call last)
 ParserError: Could not match input 'nope' to any of the following formats: YYYY-MM-DD, W."""
 
 
-def test_ipython_tracebacks_give_frames_and_their_code_is_printed() -> None:
-    for trace in (IPYTHON, IPYTHON7):
+# Rich's traceback (rich.traceback.install(), Typer's default), cut to 80 columns.
+RICH = """╭─────────────────── Traceback (most recent call last) ────────────────────╮
+│ in <module>:4                                                            │
+│                                                                          │
+│ /srv/venv/site-packages/arrow/api.py:86 in get                           │
+│                                                                          │
+│    85 │                                                                  │
+│ ❱  86 │   return _factory.get(*args, **kwargs)                           │
+│                                                                          │
+│ /srv/venv/site-packages/arrow/parser.py:857 in _parse_multiformat        │
+│                                                                          │
+│   856 │   │   │   supported_formats = ", ".join(formats)                 │
+│ ❱ 857 │   │   │   raise ParserError(                                     │
+│   858 │   │   │   │   f"Could not match input {string!r} to any of the f │
+╰──────────────────────────────────────────────────────────────────────────╯
+ParserError: Could not match input 'nope' to any of the following formats:
+YYYY-MM-DD, W."""
+
+
+def test_ipython_and_rich_tracebacks_give_frames_and_their_code_is_printed() -> None:
+    for trace in (IPYTHON, IPYTHON7, RICH):
         frames = parse_frames(trace)
         assert [(f.path.rsplit("/", 1)[-1], f.line) for f in frames] == [
             ("parser.py", 857),
@@ -596,8 +615,20 @@ def test_ipython_tracebacks_give_frames_and_their_code_is_printed() -> None:
         ], trace
         qa = analyze(trace)
         assert qa.messages[0].startswith("ParserError: Could not match input 'nope'")
-        # The cell's and the library's code (its string literals) are printed, not typed.
-        assert qa.quoted == [] and typed_text(trace).strip() == "", trace
+        # The cell's and the library's code (its string literals) are printed, not typed (Rich
+        # wraps the error's message: its tail is left, and quotes nothing).
+        assert qa.quoted == [] and typed_text(trace).strip() in ("", "YYYY-MM-DD, W."), trace
+    # Rich wraps a place longer than its box onto the next line.
+    inner = ["/srv/a/long/site-packages/arrow/pars", "er.py:857 in _parse_multiformat", ""]
+    width = max(map(len, inner))
+    wrapped = "\n".join(
+        ["╭─── Traceback (most recent call last) ───╮"]
+        + [f"│ {line.ljust(width)} │" for line in inner]
+        + ["╰" + "─" * (width + 2) + "╯", "ParserError: x"]
+    )
+    assert parse_frames(wrapped) == [
+        Frame("/srv/a/long/site-packages/arrow/parser.py", 857, "_parse_multiformat")
+    ]
     # IPython 7 sets the terminal's title first: an escape sequence, dropped.
     assert analyze("\x1b]0;IPython: app\x07" + IPYTHON7).frames == analyze(IPYTHON7).frames
 

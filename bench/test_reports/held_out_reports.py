@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Held out: failures of four Python packages no rule was tuned on, pasted as pytest and IPython
-print them.
+"""Held out: failures of four Python packages no rule was tuned on, pasted as pytest, IPython
+and Rich print them.
 
 The dev groups of this folder (``make_report_cases.py``) are flask's and click's failures. This
 set runs ``held_out.toml``: small user mistakes that make arrow, marshmallow, requests and rich
@@ -8,9 +8,11 @@ raise inside their own code (the workspaces of ``docstring_sets.py``'s English s
 ``docstring_sets.materialize``), each first as a script (its traceback's innermost frame in the
 package is the gold: file and line), then as ``def test_app():`` under pytest 9.0.2 (its default
 ``--tb=auto``), then as a cell of IPython 9.18.1 (``python -m IPython -c``, as Jupyter shows it).
-Three cases a failure: ``report`` (the failure section, as ``make_report_cases.py`` cuts it),
-``summary`` (its ``FAILED`` line at 80 columns) and ``ipython`` (IPython's traceback, from its
-first rule; kept when it names the gold frame). The snippets run with a scratch
+and as a script again with Rich's tracebacks installed (``rich.traceback.install()``, as Typer
+shows an uncaught error). Four cases a failure: ``report`` (the failure section, as
+``make_report_cases.py`` cuts it), ``summary`` (its ``FAILED`` line at 80 columns), ``ipython``
+(IPython's traceback, from its first rule) and ``rich`` (Rich's box and the error under it); the
+last two kept when they name the gold frame. The snippets run with a scratch
 venv of the packages' pinned dependencies (``make_cases.ensure_venv``). Reported per kind:
 MRR@10 at file level, line@1 / line@10 and the two refusal numbers; ``depth`` deep.
 
@@ -53,7 +55,10 @@ DEPS = (
     "certifi==2026.10.19.post1",
     "markdown-it-py==4.3.0",
     *IPYTHON,  # pygments among them
+    "rich==15.0.0",  # its tracebacks; rich's own snippets run the workspace's, first on the path
 )
+# What makes a script's uncaught exception Rich's traceback (Typer's default display).
+RICH_INSTALL = "from rich.traceback import install\ninstall()\n"
 _FRAME = re.compile(r'^  File "([^"]+)", line (\d+)', re.M)
 HEADER = re.compile(r"_+ test_app _+")
 
@@ -61,7 +66,7 @@ HEADER = re.compile(r"_+ test_app _+")
 @dataclass
 class Case:
     project: str  # the workspace's folder name (held_out.answers indexes root / project)
-    kind: str  # report | summary | ipython
+    kind: str  # report | summary | ipython | rich
     name: str
     query: str
     path: str  # gold: the innermost frame in the package's files
@@ -121,6 +126,7 @@ def build_cases(python: Path) -> tuple[Path, list[Case]]:
                 lines = run(python, src, args, "", cwd).stdout.splitlines()
                 ipython = ["-m", "IPython", "--colors=nocolor", "--no-banner", "-c", code]
                 shown = run(python, src, ipython, "", cwd).stdout
+                boxed = run(python, src, ["-"], RICH_INSTALL + code, cwd).stderr
             head = next((i for i, s in enumerate(lines) if HEADER.fullmatch(s)), None)
             summary = next((s for s in lines if s.startswith("FAILED ")), None)
             if head is None or summary is None:
@@ -134,10 +140,18 @@ def build_cases(python: Path) -> tuple[Path, list[Case]]:
             cases.append(Case(project, "report", name, "\n".join(lines[head:end]), gold, line))
             cases.append(Case(project, "summary", name, summary, gold, line))
             rule = IPYTHON_RULE.search(shown)
-            if rule is None or f"{path}:{line}" not in shown:
+            if rule is not None and f"{path}:{line}" in shown:
+                cases.append(
+                    Case(project, "ipython", name, shown[rule.start() :].strip(), gold, line)
+                )
+            else:
                 log(f"left out of ipython, it printed another failure: {package} {name}")
-                continue
-            cases.append(Case(project, "ipython", name, shown[rule.start() :].strip(), gold, line))
+            box = boxed.find("╭")
+            # The box wraps a long place onto the next line: its lines joined, it is whole.
+            if box >= 0 and f"{path}:{line}" in re.sub(r"\s*│\n│ ", "", boxed):
+                cases.append(Case(project, "rich", name, boxed[box:].strip(), gold, line))
+            else:
+                log(f"left out of rich, it printed another failure: {package} {name}")
     return root, cases
 
 
@@ -159,7 +173,8 @@ def main() -> None:
         "line",
     )
     kinds = [
-        (kind, lambda r, kind=kind: r["kind"] == kind) for kind in ("report", "summary", "ipython")
+        (kind, lambda r, kind=kind: r["kind"] == kind)
+        for kind in ("report", "summary", "ipython", "rich")
     ]
     print(place_table(rows, kinds, "kind", "line"))
     write_report(rows, "test-reports-held-out", args.out)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from . import consoles
+
 
 @dataclass(frozen=True, slots=True)
 class Frame:
@@ -21,23 +23,6 @@ class Frame:
 
 
 _PY = re.compile(r'^\s*File "([^"]+)", line (\d+)(?:, in (\S+))?', re.M)
-# IPython's and Jupyter's traceback, outermost first as Python's: ``File ~/…/arrow/api.py:86, in
-# get(*args, **kwargs)`` (IPython 8 and later), or ``/…/arrow/api.py in get(*args, **kwargs)``
-# with the line on the ``---> 86`` marker of the code under it (IPython 7, classic notebooks).
-_IPYTHON = re.compile(r"^File (\S[^\n]*?\.py):(\d+), in ([\w.<>]+)", re.M)
-_IPYTHON7_PLACE = re.compile(r"^(\S[^\n]*?\.py) in ([\w.<>]+)\(", re.M)
-_IPYTHON7 = re.compile(
-    r"^(\S[^\n]*?\.py) in ([\w.<>]+)\([^\n]*\n(?:[ \t]+\d+(?:[ \t][^\n]*)?\n){0,40}-+> (\d+)",
-    re.M,
-)
-# The lines an IPython traceback prints around its frames: the rule, the header (``ParserError
-# <spaces> Traceback (most recent call last)``), the user's cell and the numbered code (``---->``
-# marks the line that ran).
-_IPYTHON_HEADER = re.compile(r"^[\w.]+ {2,}Traceback \(most recent call last\)", re.M)
-_IPYTHON_PRINTED = re.compile(
-    r"^(?:-+>|-{20,}\s*$|[\w.]+ {2,}Traceback \(most recent call last\)|Cell In\[\d+\], line \d+"
-    r"|<ipython-input-)"
-)
 # A V8 frame: ``at fn (path:line:col)`` or ``at path:line:col``; the function may be a
 # constructor (``at new Route (…)``) or carry the name it was called by (``at Layer.handle
 # [as handle_request] (…)``, ``at Route.<computed> [as get] (…)``).
@@ -248,9 +233,7 @@ def parse_frames(text: str) -> list[Frame]:
     frames: list[Frame] = []
     py = [Frame(m.group(1), int(m.group(2)), m.group(3)) for m in _PY.finditer(text)]
     frames.extend(reversed(py))  # Python prints the innermost frame last
-    ipython = [Frame(m.group(1), int(m.group(2)), m.group(3)) for m in _IPYTHON.finditer(text)]
-    ipython += [Frame(m.group(1), int(m.group(3)), m.group(2)) for m in _IPYTHON7.finditer(text)]
-    frames.extend(reversed(ipython))  # and so does IPython
+    frames.extend(Frame(*place) for place in reversed(consoles.places(text)))  # and IPython, Rich
     pytest = [Frame(m.group(1), int(m.group(2)), m.group(3)) for m in _PYTEST.finditer(text)]
     frames.extend(reversed(pytest))  # and so does pytest
     for block in _TAP_BLOCK.finditer(text):  # innermost first, as V8 prints them
@@ -312,14 +295,14 @@ def typed_text(text: str) -> str:
     ``/.../console.py``) or a value formatted into a message is not something the answer
     contains."""
     frame_res = (_PY, _JS, _VITEST, _JS_GECKO, _GO, _GO_FUNC, _RUST_AT, _RUST_PANIC, _JAVA)
-    frame_res += (_RUBY, _PHP, _PHPUNIT, _CSHARP, _IPYTHON, _IPYTHON7_PLACE)
+    frame_res += (_RUBY, _PHP, _PHPUNIT, _CSHARP, *consoles.PLACE_LINES)
     frame_res += (_PYTEST, _MESSAGE, _RUBY_MESSAGE, _RUST_PANIC_LINE)
     # In a pytest report every indented line is printed: the code of a long entry, the line
     # under a short entry's place; so in RSpec's, Jest's, Vitest's and JUnit's
     # (``_INDENTED_REPORT``).
     pytest = pytest_report(text)
-    ipython = any(r.search(text) for r in (_IPYTHON, _IPYTHON7, _IPYTHON_HEADER))
-    indented = pytest or ipython or _INDENTED_REPORT.search(text) is not None
+    console = consoles.printed_by(text)  # IPython's or Rich's traceback: what they print
+    indented = pytest or console is not None or _INDENTED_REPORT.search(text) is not None
     runner = indented or _TEST_FAILED.search(text) is not None
     text = _TAP_BLOCK.sub("", text)  # a TAP block is printed whole (its test's line too)
     kept: list[str] = []
@@ -330,7 +313,7 @@ def typed_text(text: str) -> str:
             continue
         if (indented and line[:1] in (" ", "\t")) or (pytest and _PYTEST_PRINTED.match(line)):
             continue
-        if ipython and _IPYTHON_PRINTED.match(line):
+        if console is not None and console(line):
             continue
         if runner and (_TAP_PRINTED.match(line) or _RUNNER_PRINTED.match(line)):
             continue
