@@ -196,11 +196,13 @@ class Runtime:
         return ["node", "-e", code], self._npm(), {}
 
     def test_command(
-        self, language: str, runner: str, project: str, name: str, code: str
+        self, runner: str, project: str, name: str, code: str
     ) -> tuple[list[str], Path, dict[str, str]]:
         """The same snippet as a test that ``runner`` (one of :data:`RUNNERS`) runs."""
-        folder = self.work / "tests" / runner.replace(" ", "-").replace(":", "-") / project / name
-        folder.mkdir(parents=True, exist_ok=True)
+        # The test's own folder, for the runners that read a test file from one.
+        folder = self.work / "tests" / runner.replace(" ", "-") / project / name
+        if runner in ("rspec", "go test", "junit", "phpunit"):
+            folder.mkdir(parents=True, exist_ok=True)
         if runner == "minitest":
             test = (
                 'require "minitest/autorun"\nclass AppTest < Minitest::Test\n  def test_app\n'
@@ -425,14 +427,12 @@ def error_line(output: str, language: str) -> str:
     return lines[start].strip()
 
 
-def test_report(
-    runtime: Runtime, language: str, runner: str, snippet: dict[str, str], place: str
-) -> str | None:
+def test_report(runtime: Runtime, runner: str, snippet: dict[str, str], place: str) -> str | None:
     """What ``runner`` printed for the snippet run as a test, when it names the same innermost
     frame as the program did (``place``: the frame's ``file:line`` as that language's trace
     names it; Jest names it relative to its root folder)."""
     cmd, cwd, env = runtime.test_command(
-        language, runner, snippet["package"], snippet["name"], snippet["code"]
+        runner, snippet["package"], snippet["name"], snippet["code"]
     )
     run = subprocess.run(
         cmd, capture_output=True, text=True, timeout=300, cwd=cwd, env={**os.environ, **env}
@@ -477,7 +477,7 @@ def build_cases(packages: Path, work: Path) -> list[Case]:
             # Java's frames name a class and its bare file: ``Validate.isTrue(Validate.java:158)``.
             place = f"({Path(path).name}:{line})" if language == "java" else f"{root}/{path}:{line}"
             for runner in RUNNERS.get(language, ()):
-                report = test_report(runtime, language, runner, s, place)
+                report = test_report(runtime, runner, s, place)
                 if report is None:
                     log(f"no {runner} report, or it names another frame: {label}")
                     continue
@@ -498,16 +498,21 @@ def ask(root: Path, index_root: Path, cases: list[Case]) -> list[dict]:
     )
 
 
+def kind_label(kind: str, runner: str) -> str:
+    """A case's row in the table: its kind, and a test report's runner (``test-report, jest``)."""
+    return f"{kind}, {runner}" if runner else kind
+
+
 def table(rows: list[dict]) -> str:
     kinds = ["trace", "message"] + [
-        f"test-report, {runner}" for runners in RUNNERS.values() for runner in runners
+        kind_label("test-report", runner) for runners in RUNNERS.values() for runner in runners
     ]
     groups = [
         (
             f"{lang} | {kind}",
             lambda r, lang=lang, kind=kind: (
                 lang in ("all", r["language"])
-                and ", ".join(filter(None, (r["kind"], r.get("runner")))) == kind
+                and kind_label(r["kind"], r.get("runner", "")) == kind
             ),
         )
         for lang in (*LANGUAGES.values(), "all")
@@ -529,7 +534,7 @@ def main() -> None:
     cases = build_cases(args.packages, args.work)
     if args.list:
         for c in cases:
-            kind = ", ".join(filter(None, (c.kind, c.runner)))
+            kind = kind_label(c.kind, c.runner)
             print(f"{c.project}\t{kind}\t{c.path}:{c.line}\t{c.query.splitlines()[0][:140]}")
         return
     rows = ask(args.packages, args.index_root, cases)

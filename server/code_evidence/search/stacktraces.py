@@ -23,14 +23,14 @@ class Frame:
 
 
 _PY = re.compile(r'^\s*File "([^"]+)", line (\d+)(?:, in (\S+))?', re.M)
-# A V8 frame: ``at fn (path:line:col)`` or ``at path:line:col``; the function may be a
-# constructor (``at new Route (…)``) or carry the name it was called by (``at Layer.handle
-# [as handle_request] (…)``, ``at Route.<computed> [as get] (…)``).
-_JS = re.compile(
-    r"^\s*at (?:(?:async |new )?([^\s(]+)(?: \[as [^\]\s]+\])? \()?"
-    r"((?:file://)?[^\s()]+?):(\d+):\d+\)?\s*$",
-    re.M,
+# A V8 frame after its ``at``: ``fn (path:line:col)`` or ``path:line:col``; the function may be
+# a constructor (``new Route (…)``) or carry the name it was called by (``Layer.handle [as
+# handle_request] (…)``, ``Route.<computed> [as get] (…)``).
+_V8_FRAME = (
+    r"(?:(?:async |new )?([^\s(]+)(?: \[as [^\]\s]+\])? \()?"
+    r"((?:file://)?[^\s()]+?):(\d+):\d+\)?\s*$"
 )
+_JS = re.compile(rf"^\s*at {_V8_FRAME}", re.M)
 # Firefox's and Safari's frame: ``fn@url:line:col`` (``@url:line:col`` for anonymous code); a
 # path with a folder, so ``me@example.com:12:3`` is none.
 _JS_GECKO = re.compile(
@@ -59,11 +59,10 @@ _RUST_PANIC_MESSAGE = re.compile(
     re.M,
 )
 # A JVM frame: ``at`` before it in a trace; JUnit 5's console launcher prints the frame alone
-# on its line (``org.apache.commons.lang3.Validate.isTrue(Validate.java:158)``).
+# on its line (``org.apache.commons.lang3.Validate.isTrue(Validate.java:158)``), so without its
+# ``at`` the frame must end the line.
 _JAVA = re.compile(
-    r"^\s*(?:at ([\w$.]+)\.([\w$<>]+)\(([\w$]+\.(?:java|kt|scala)):(\d+)\)"
-    r"|([\w$.]+)\.([\w$<>]+)\(([\w$]+\.(?:java|kt|scala)):(\d+)\)\s*$)",
-    re.M,
+    r"^\s*(at )?([\w$.]+)\.([\w$<>]+)\(([\w$]+\.(?:java|kt|scala)):(\d+)\)(?(1)|\s*$)", re.M
 )
 # A Ruby frame: under ``from`` after the first in Ruby's own report, under ``# `` in RSpec's.
 _RUBY = re.compile(r"^\s*(?:from |# )?((?:[A-Za-z]:)?[^\s:]+\.rb):(\d+):in [`']([^'\n]*)'", re.M)
@@ -148,11 +147,7 @@ _TAP_BLOCK = re.compile(
     re.M,
 )
 _TAP_STACK = re.compile(r"^([ \t]+)stack: \|-?[ \t]*\n((?:\1[ \t]+\S.*(?:\n|$))+)", re.M)
-_TAP_FRAME = re.compile(
-    r"^\s*(?:async |new )?(?:([^\s(]+)(?: \[as [^\]\s]+\])? \()?"
-    r"((?:file://)?[^\s()]+?):(\d+):\d+\)?\s*$",
-    re.M,
-)
+_TAP_FRAME = re.compile(rf"^\s*{_V8_FRAME}", re.M)  # V8's, without its ``at``
 _TAP_ERROR = re.compile(
     r"^([ \t]+)error: (?:'((?:[^'\n]|'')*)'|\"((?:[^\"\\\n]|\\.)*)\"|\|-?[ \t]*\n\1[ \t]+(.*))",
     re.M,
@@ -236,12 +231,14 @@ def parse_frames(text: str) -> list[Frame]:
     frames.extend(Frame(*place) for place in reversed(consoles.places(text)))  # and IPython, Rich
     pytest = [Frame(m.group(1), int(m.group(2)), m.group(3)) for m in _PYTEST.finditer(text)]
     frames.extend(reversed(pytest))  # and so does pytest
-    for block in _TAP_BLOCK.finditer(text):  # innermost first, as V8 prints them
-        for stack in _TAP_STACK.finditer(block.group(2)):
-            for m in _TAP_FRAME.finditer(stack.group(2)):
-                path = m.group(2).removeprefix("file://")
-                frames.append(Frame(path, int(m.group(3)), m.group(1)))
-    for m in (*_JS.finditer(text), *_VITEST.finditer(text), *_JS_GECKO.finditer(text)):
+    tap = [
+        m
+        for block in _TAP_BLOCK.finditer(text)
+        for stack in _TAP_STACK.finditer(block.group(2))
+        for m in _TAP_FRAME.finditer(stack.group(2))
+    ]
+    # JavaScript's, innermost first: (function, path, line) in each pattern's first three groups.
+    for m in (*tap, *_JS.finditer(text), *_VITEST.finditer(text), *_JS_GECKO.finditer(text)):
         path = m.group(2).removeprefix("file://")
         if "://" in path:  # a browser's: the module's path on the dev server
             path = _URL_QUERY.sub("", _URL_ORIGIN.sub("", path))
@@ -256,10 +253,10 @@ def parse_frames(text: str) -> list[Frame]:
     for m in _RUST_AT.finditer(text):
         frames.append(Frame(m.group(1), int(m.group(2)), None))
     for m in _JAVA.finditer(text):
-        owner, method, file, line = m.group(1, 2, 3, 4) if m.group(1) else m.group(5, 6, 7, 8)
+        owner = m.group(2)
         package = owner.rsplit(".", 1)[0] if "." in owner else ""
         hint = package.replace(".", "/") + "/" if package else None
-        frames.append(Frame(file, int(line), method, hint))
+        frames.append(Frame(m.group(4), int(m.group(5)), m.group(3), hint))
     for m in _RUBY.finditer(text):  # innermost first, as Ruby prints them
         frames.append(Frame(m.group(1), int(m.group(2)), re.split(r"[ #.]", m.group(3))[-1]))
     # PHP: the throw site on the error line, then the stack from #0 (innermost) out.
