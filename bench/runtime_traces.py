@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Real failures in Ruby, PHP, Java, JavaScript, Go, Rust and C#, pasted whole or as their
-error line, asked of held-out packages.
+"""Real failures in Ruby, PHP, Java, JavaScript, Go, Rust, C#, C and C++, pasted whole or as
+their error line, asked of held-out packages.
 
 The dev set's traces are Python's (flask's and click's, ``failures/``). This set runs
 ``runtime_traces/snippets.toml``: small programs that make packages of ``doc_questions.py``
@@ -29,6 +29,15 @@ raise, each as its language runs here:
 - C# (Newtonsoft.Json): Mono (``apt-get install mono-mcs mono-runtime``, with the framework
   assemblies it references) compiles the package's own ``Src/Newtonsoft.Json`` with debug
   information and the program against it, run with ``mono --debug``: Mono's trace format.
+- C (cJSON) and C++ (tinyxml2; nlohmann/json, cxxopts, toml++ and CLI11, header-only): each
+  program built by gcc/g++ 12 with ``-g -O0``, against Debian's headers of the same versions
+  (``apt-get install nlohmann-json3-dev libcxxopts-dev libtomlplusplus-dev libcli11-dev``; the
+  workspace holds them under ``include/``, upstream's layout) or with the package's own sources
+  compiled in from a copy (Debian's source packages: ``apt-get source cjson tinyxml2``). Run
+  under ``gdb -batch -ex run -ex bt`` (kind ``trace``: what gdb printed, its backtrace; kind
+  ``message``: an uncaught exception's ``terminate called …`` and ``what():`` lines), and built
+  again with AddressSanitizer and UndefinedBehaviorSanitizer (kind ``sanitizer``: their report,
+  its own gold: a sanitizer often catches the error before the crash gdb sees).
 
 A program whose failure does not pass through the package's own files, or whose loaded file
 differs from the workspace's, is reported and left out.
@@ -43,10 +52,13 @@ line under Mono's ``Unhandled Exception:``), as a log or a bug report quotes it;
 ``test-report``, one per runner, the same snippet as a test, what the runner printed:
 minitest and RSpec (Ruby), ``go test``, ``cargo test``, node:test with the TAP reporter
 (Node 20's when the output is not a terminal: a CI log), Jest and Vitest, JUnit 5's console
-launcher (Java), PHPUnit (:data:`RUNNERS` says where each comes from), kept when it names the
-same innermost frame. Reported per language and kind: MRR@10 at file level, line@1 / line@10
-(a result among the first one / ten holds the gold line) and the two refusal numbers;
-``depth`` deep, no time limit.
+launcher (Java), PHPUnit, GoogleTest and Catch2 (C++; :data:`RUNNERS` says where each comes
+from), kept when it names the same innermost frame (GoogleTest and Catch2 name no place: kept
+when they print the exception's message). C and C++ are asked as gdb's backtrace
+(``trace``), the exception's two lines (``message``) and the sanitizers' report
+(``sanitizer``; see :func:`native_cases`). Reported per language and kind: MRR@10 at file
+level, line@1 / line@10 (a result among the first one / ten holds the gold line) and the two
+refusal numbers; ``depth`` deep, no time limit.
 
   python bench/runtime_traces.py --packages DIR [--index-root DIR] [--out FILE]
 """
@@ -97,12 +109,15 @@ LANGUAGES = {
     "go": "Go",
     "rust": "Rust",
     "csharp": "C#",
+    "c": "C",
+    "cpp": "C++",
 }
 # The test runners that run here, per language (the first the one the ``test-report`` kind
 # used alone before): minitest and RSpec (Debian's ruby-rspec 3.12), ``go test``, ``cargo
 # test``, node:test
 # with the TAP reporter, Jest and Vitest (:data:`NPM_RUNNERS`), JUnit 5's console launcher
-# (Debian's junit5 1.9) and PHPUnit (Debian's phpunit 9.6).
+# (Debian's junit5 1.9), PHPUnit (Debian's phpunit 9.6), GoogleTest 1.12 and Catch2 2.13
+# (Debian's libgtest-dev and catch2; they report an uncaught exception's message, no place).
 RUNNERS = {
     "ruby": ("minitest", "rspec"),
     "go": ("go test",),
@@ -110,6 +125,7 @@ RUNNERS = {
     "node": ("node:test", "jest", "vitest"),
     "java": ("junit",),
     "php": ("phpunit",),
+    "cpp": ("googletest", "catch2"),
 }
 JUNIT_CONSOLE = "/usr/share/java/junit-platform-console-standalone.jar"
 JUNIT = tuple(
@@ -123,6 +139,15 @@ _JAVA_FRAME = re.compile(r"^\s*at ([\w$.]+)\.[\w$<>]+\(([\w$]+\.java):(\d+)\)", 
 _NODE_FRAME = re.compile(r"^\s*at (?:.*? \()?(/\S+?\.js):(\d+):\d+\)?$", re.M)
 _GO_FRAME = re.compile(r"^\t(/\S+\.go):(\d+)", re.M)
 _RUST_FRAME = re.compile(r"(?:panicked at |^\s*at )(/\S+\.rs):(\d+):\d+", re.M)
+# C and C++: gdb's backtrace and a sanitizer's frames (absolute paths: the program is built
+# from them), and the C++ runtime's two lines about an uncaught exception.
+_GDB_FRAME = re.compile(r"^#\d+\s+.* at (/\S+):(\d+)$", re.M)
+_SANITIZER_FRAME = re.compile(r"^\s*#\d+ 0x[0-9a-f]+ in .* (/\S+?):(\d+)(?::\d+)?$", re.M)
+_TERMINATE = re.compile(r"^terminate called after throwing .*\n\s*what\(\):.*$", re.M)
+# The C and C++ packages whose own sources are compiled into the program (the others are
+# header-only: Debian's headers of the same version, under /usr/include).
+COMPILED = {"cJSON-1.7.15": ("cJSON.c",), "tinyxml2-9.0.0": ("tinyxml2.cpp",)}
+SANITIZERS = ("-fsanitize=address,undefined", "-fno-sanitize-recover=undefined")
 _MONO_FRAME = re.compile(r"^\s*at .*? in (/\S+\.cs):(\d+)\s*$", re.M)
 # Newtonsoft.Json's own build settings, as mcs takes them (its .csproj: TRACE; the framework
 # assemblies it references).
@@ -285,7 +310,48 @@ class Runtime:
             return CARGO_REGISTRY / project
         if language == "csharp":  # built from the workspace's own files: their real path
             return (self.packages / project).resolve()
+        if language in ("c", "cpp"):  # a copy compiled in, or Debian's headers
+            return self.work / "native" / "src" / project if project in COMPILED else Path("/usr")
         return self._npm() / "node_modules" / project.rsplit("-", 1)[0]
+
+    def native(self, language: str, project: str, name: str, code: str, variant: str = "") -> Path:
+        """A C or C++ snippet built with debug information: as it is (``variant`` ""), with the
+        sanitizers (``"sanitized"``), or as a test GoogleTest or Catch2 runs (a runner of
+        :data:`RUNNERS`: the program's ``main`` becomes a function the test calls). The
+        package's own sources are compiled in from a copy (another machine's path, as a
+        user's). Built again when its program changes."""
+        folder = self.work / "native" / project / name
+        folder.mkdir(parents=True, exist_ok=True)
+        program, libraries = code.lstrip(), []
+        if variant == "googletest":
+            program = program.replace("int main() {", "static int app() {", 1)
+            program = f"#include <gtest/gtest.h>\n{program}\nTEST(App, Works) {{ app(); }}\n"
+            libraries = ["-lgtest", "-lgtest_main", "-pthread"]
+        elif variant == "catch2":
+            program = program.replace("int main() {", "static int app() {", 1)
+            program = (
+                f"#define CATCH_CONFIG_MAIN\n#include <catch2/catch.hpp>\n{program}\n"
+                'TEST_CASE("app works") { app(); }\n'
+            )
+        tested = variant not in ("", "sanitized")
+        source = folder / f"{variant if tested else 'main'}.{'c' if language == 'c' else 'cpp'}"
+        if not source.exists() or source.read_text(encoding="utf-8") != program:
+            source.write_text(program, encoding="utf-8")
+        binary = folder / (variant if tested else "main-sanitized" if variant else "main")
+        if binary.exists() and binary.stat().st_mtime >= source.stat().st_mtime:
+            return binary
+        sources: list[str] = []
+        if project in COMPILED:
+            copy = self.installed(language, project)
+            if not copy.exists():
+                shutil.copytree(self.packages / project, copy)
+            sources = ["-I", str(copy), *(str(copy / f) for f in COMPILED[project])]
+        compiler = "gcc" if language == "c" else "g++"
+        flags = ["-g", "-O0", "-fno-omit-frame-pointer"]
+        flags += SANITIZERS if variant == "sanitized" else ()
+        build = [compiler, *flags, str(source), *sources, "-o", str(binary), *libraries]
+        subprocess.run(build, check=True, capture_output=True)
+        return binary
 
     def _javac(self, project: str) -> Path:
         """The package's own src/main/java, compiled once (javac keeps line numbers)."""
@@ -404,6 +470,62 @@ def innermost(output: str, language: str, root: Path) -> tuple[str, int] | None:
     return next(((p[len(prefix) :], n) for p, n in frames if p.startswith(prefix)), None)
 
 
+def native_cases(runtime: Runtime, language: str, snippet: dict[str, str]) -> list[Case]:
+    """A C or C++ snippet's cases: gdb's backtrace of the program (``trace``), an uncaught
+    exception's two lines (``message``) and each C++ test framework's report of the same
+    exception uncaught in a test (``test-report``), and the report of the program built with
+    AddressSanitizer and UndefinedBehaviorSanitizer (``sanitizer``). Each has its own gold,
+    the innermost frame in the package's files of what it printed: the sanitizers often catch
+    the error earlier than the crash gdb sees (the read of a freed item before its second
+    ``free``), or alone (a read past a buffer that does not crash)."""
+    project, name, code = snippet["package"], snippet["name"], snippet["code"]
+    root = runtime.installed(language, project)
+    prefix = f"{root}/"
+
+    def first(output: str, frame_re: re.Pattern[str]) -> tuple[str, int] | None:
+        for m in frame_re.finditer(output):
+            rel = m.group(1)[len(prefix) :]
+            if m.group(1).startswith(prefix) and (runtime.packages / project / rel).is_file():
+                return rel, int(m.group(2))
+        return None
+
+    plain = runtime.native(language, project, name, code)
+    debugger = ["gdb", "-q", "-batch", "-ex", "run", "-ex", "bt", str(plain)]
+    gdb = subprocess.run(
+        debugger, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300
+    ).stdout.strip()
+    sanitized = runtime.native(language, project, name, code, "sanitized")
+    report = subprocess.run(
+        [str(sanitized)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "UBSAN_OPTIONS": "print_stacktrace=1"},
+    ).stderr.strip()
+    gold = first(gdb, _GDB_FRAME)
+    lang = LANGUAGES[language]
+    cases: list[Case] = []
+    if gold is not None:
+        cases.append(Case(project, lang, "trace", name, gdb, *gold))
+        thrown = _TERMINATE.search(gdb)
+        if thrown:
+            cases.append(Case(project, lang, "message", name, thrown.group(0), *gold))
+            # The same exception, uncaught in a test: each framework reports its message.
+            what = thrown.group(0).split("what():", 1)[1].strip()
+            for runner in RUNNERS.get(language, ()):
+                test = runtime.native(language, project, name, code, runner)
+                run = subprocess.run([str(test)], capture_output=True, text=True, timeout=300)
+                report = (run.stdout + run.stderr).strip()
+                if run.returncode and what in report:
+                    cases.append(Case(project, lang, "test-report", name, report, *gold, runner))
+                else:
+                    log(f"no {runner} report of the exception: {project} {name}")
+    sanitizer = first(report, _SANITIZER_FRAME)
+    if sanitizer is not None:
+        cases.append(Case(project, lang, "sanitizer", name, report, *sanitizer))
+    return cases
+
+
 def error_line(output: str, language: str) -> str:
     """The error line as a log quotes it, without the place."""
     lines = output.strip().splitlines()
@@ -451,6 +573,12 @@ def build_cases(packages: Path, work: Path) -> list[Case]:
     for language, snippets in _snippets().items():
         for s in snippets:
             label = f"{s['package']} {s['name']}"
+            if language in ("c", "cpp"):
+                native = native_cases(runtime, language, s)
+                if not native:
+                    log(f"left out, no frame in the package: {label}")
+                cases.extend(native)
+                continue
             cmd, cwd, env = runtime.command(language, s["package"], s["name"], s["code"])
             run = subprocess.run(
                 cmd,
@@ -504,7 +632,7 @@ def kind_label(kind: str, runner: str) -> str:
 
 
 def table(rows: list[dict]) -> str:
-    kinds = ["trace", "message"] + [
+    kinds = ["trace", "message", "sanitizer"] + [
         kind_label("test-report", runner) for runners in RUNNERS.values() for runner in runners
     ]
     groups = [

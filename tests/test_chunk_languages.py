@@ -405,6 +405,8 @@ def test_scala_objects_traits_extensions_and_packages() -> None:
         ("src/a.c", "c"),
         ("src/a.cc", "cpp"),
         ("include/a.hpp", "cpp"),
+        ("include/toml++/impl/parser.inl", "cpp"),
+        ("include/c++/12/bits/vector.tcc", "cpp"),
         ("src/A.cs", "csharp"),
         ("lib/a.rb", "ruby"),
         ("Rakefile.rake", "ruby"),

@@ -662,3 +662,224 @@ def test_a_tsc_diagnostic_ranks_the_function_at_its_line_first(
     top = res.results[0]
     assert (top.path, top.symbol) == ("web/cartClient.ts", "fetchCartLines")
     assert "named-line" in top.reasons
+
+
+# Real output of gcc 12 / gdb 13 / Valgrind 3.19 on Debian bookworm (trimmed where marked); the
+# lldb lines are in lldb's documented ``bt`` format.
+ASAN = "\n".join(
+    [
+        "=================================================================",
+        (
+            "==16973==ERROR: AddressSanitizer: heap-use-after-free on address 0x606000000020"
+            " at pc 0x55fe6db50bcc bp 0x7ffe0f0b65b0 sp 0x7ffe0f0b65a8"
+        ),
+        "READ of size 8 at 0x606000000020 thread T0",
+        "    #0 0x55fe6db50bcb in cJSON_Delete /tmp/build/cJSON-1.7.15/cJSON.c:258",
+        "    #1 0x55fe6db5034b in main /tmp/build/app/main.c:5",
+        (
+            "    #2 0x7f840c645249 in __libc_start_call_main"
+            " ../sysdeps/nptl/libc_start_call_main.h:58"
+        ),
+        "    #4 0x55fe6db50250 in _start (/tmp/build/app/main-sanitized+0x23250)",
+        "",
+        (
+            "0x606000000020 is located 0 bytes inside of 64-byte region"
+            " [0x606000000020,0x606000000060)"
+        ),
+        "freed by thread T0 here:",
+        (
+            "    #0 0x7f840d0b76a8 in __interceptor_free"
+            " ../../../../src/libsanitizer/asan/asan_malloc_linux.cpp:52"
+        ),
+        "    #1 0x55fe6db51035 in cJSON_Delete /tmp/build/cJSON-1.7.15/cJSON.c:271",
+        "",
+        "Address 0x7ffc55e3f74c is located in stack of thread T0 at offset 76 in frame",
+        "  This frame has 2 object(s):",
+        "    [48, 52) 'i' (line 1)",
+        (
+            "SUMMARY: AddressSanitizer: heap-use-after-free"
+            " /tmp/build/cJSON-1.7.15/cJSON.c:258 in cJSON_Delete"
+        ),
+        "Shadow bytes around the buggy address:",
+        "=>0x0c0c7fff8000: fa fa fa fa[fd]fd fd fd fd fd fd fd fa fa fa fa",
+        "  Heap left redzone:       fa",
+        "==16973==ABORTING",
+    ]
+)
+GDB = "\n".join(
+    [
+        "[Thread debugging using libthread_db enabled]",
+        'Using host libthread_db library "/lib/x86_64-linux-gnu/libthread_db.so.1".',
+        (
+            "terminate called after throwing an instance of"
+            " 'nlohmann::json_abi_v3_11_2::detail::type_error'"
+        ),
+        "  what():  [json.exception.type_error.302] type must be string, but is number",
+        "",
+        "Program received signal SIGABRT, Aborted.",
+        (
+            "__pthread_kill_implementation (threadid=<optimized out>, signo=signo@entry=6,"
+            " no_tid=no_tid@entry=0) at ./nptl/pthread_kill.c:44"
+        ),
+        "44\t./nptl/pthread_kill.c: No such file or directory.",
+        (
+            "#0  __pthread_kill_implementation (threadid=<optimized out>,"
+            " signo=signo@entry=6, no_tid=no_tid@entry=0) at ./nptl/pthread_kill.c:44"
+        ),
+        "#4  0x00007ffff7c9d919 in ?? () from /lib/x86_64-linux-gnu/libstdc++.so.6",
+        ("#7  0x00007ffff7ca90d8 in __cxa_throw () from /lib/x86_64-linux-gnu/libstdc++.so.6"),
+        (
+            "#8  0x000055555556d61e in"
+            " nlohmann::json_abi_v3_11_2::detail::from_json<nlohmann::json_abi_v3_11_2::basic"
+            "_json<std::map, std::vector, std::__cxx11::basic_string<char,"
+            ' std::char_traits<char>, std::allocator<char> >, bool> > (j=..., s="") at'
+            " /usr/include/nlohmann/detail/conversions/from_json.hpp:98"
+        ),
+        (
+            "#12 0x000055555555a655 in"
+            " nlohmann::json_abi_v3_11_2::basic_json<std::map>::get<std::__cxx11::basic_strin"
+            "g<char>, std::__cxx11::basic_string<char> > (this=0x55555559df90) at"
+            " /usr/include/nlohmann/json.hpp:1740"
+        ),
+        "#14 0x00005555555575c9 in main () at j.cpp:5",
+    ]
+)
+GDB_STOP = """Program received signal SIGSEGV, Segmentation fault.
+0x0000555555555189 in parse_value (item=0x0, input_buffer=0x7fffffffe0a0) at cJSON.c:1443
+1443	    if ((input_buffer->content + input_buffer->offset)[0] == 'n')"""
+VALGRIND = """==17148== Invalid read of size 4
+==17148==    at 0x10B28A: print_value (cJSON.c:1372)
+==17148==    by 0x10ADC4: cJSON_Print (cJSON.c:1250)
+==17148==    by 0x10920B: main (uaf.c:6)
+==17148==  Address 0x4a40058 is 24 bytes inside a block of size 64 free'd
+==17148==    at 0x484417B: free (in /usr/libexec/valgrind/vgpreload_memcheck-amd64-linux.so)
+==17148==    by 0x1095F0: cJSON_Delete (cJSON.c:271)"""
+ASSERT = 'as: as.c:5: port_of: Assertion `cJSON_IsNumber(port) && "port must be a number"\' failed.'
+UBSAN = """ub.c:2:82: runtime error: member access within null pointer of type 'struct cJSON'
+    #0 0x55629315a26e in main /tmp/s45/real/ub.c:2
+    #3 0x55629315a150 in _start (/tmp/s45/real/ub+0xc150)"""
+LLDB = "\n".join(
+    [
+        (
+            "* thread #1, queue = 'com.apple.main-thread', stop reason = EXC_BAD_ACCESS"
+            " (code=1, address=0x0)"
+        ),
+        (
+            "  * frame #0: 0x0000000100003f24 app`parse_value(item=0x0000000000000000) at"
+            " cJSON.c:1443:9"
+        ),
+        "    frame #1: 0x0000000100003f80 app`main at main.c:20:5",
+        "    frame #2: 0x00000001000110fe dyld`start + 462",
+    ]
+)
+
+
+def test_native_crash_reports_give_frames_and_print_their_values() -> None:
+    def places(text: str) -> list[tuple[str, int, str | None]]:
+        return [(f.path.rsplit("/", 1)[-1], f.line, f.function) for f in parse_frames(text)]
+
+    assert places(ASAN)[:2] == [("cJSON.c", 258, "cJSON_Delete"), ("main.c", 5, "main")]
+    assert ("cJSON.c", 271, "cJSON_Delete") in places(ASAN)
+    assert [p for p in places(GDB) if p[0] != "pthread_kill.c"] == [
+        ("from_json.hpp", 98, "from_json"),
+        ("json.hpp", 1740, "get"),
+        ("j.cpp", 5, "main"),
+    ]
+    assert places(GDB_STOP) == [("cJSON.c", 1443, "parse_value")]
+    assert places(VALGRIND)[:2] == [
+        ("cJSON.c", 1372, "print_value"),
+        ("cJSON.c", 1250, "cJSON_Print"),
+    ]
+    assert places(ASSERT) == [("as.c", 5, "port_of")]
+    assert places(UBSAN)[:2] == [("ub.c", 2, None), ("ub.c", 2, "main")]
+    assert places(LLDB) == [("cJSON.c", 1443, "parse_value"), ("main.c", 20, "main")]
+    for report in (ASAN, GDB, GDB_STOP, VALGRIND, ASSERT, UBSAN, LLDB):
+        qa = analyze(report)
+        # What the tools print around the places (a stack object's 'i', the stopped-on line's
+        # 'n', the assertion's string, the gdb's quoted library path) is not typed.
+        assert qa.intent == "fix-failure" and qa.quoted == [], report
+        assert typed_text(report).strip() == "", report
+    # An uncaught C++ exception is an error line: its type, then what() said.
+    assert analyze(GDB).messages == [
+        "nlohmann::json_abi_v3_11_2::detail::type_error: "
+        "[json.exception.type_error.302] type must be string, but is number"
+    ]
+    libcxx = "libc++abi: terminating due to uncaught exception of type std::runtime_error: no port"
+    assert analyze(libcxx).messages == ["std::runtime_error: no port"]
+    # What a user writes above a paste stays typed.
+    asked = typed_text("why does 'cJSON_Delete' crash?\n" + ASAN).strip()
+    assert asked == "why does 'cJSON_Delete' crash?"
+
+
+def test_a_gdb_backtrace_ranks_the_c_function_at_its_line_first(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    (src / "lib").mkdir(parents=True)
+    (src / "lib" / "parse.c").write_text(
+        '#include "parse.h"\n\nint parse_count(const char *text) {\n    int n = 0;\n'
+        "    while (*text) {\n        n += *text++ == ',';\n    }\n    return n;\n}\n\n"
+        "int parse_value(const char *text) {\n    return text[0] == 'n' ? 0 : 1;\n}\n"
+    )
+    (src / "lib" / "parse.h").write_text(
+        "int parse_count(const char *text);\nint parse_value(const char *text);\n"
+    )
+    (src / "main.c").write_text(
+        '#include "lib/parse.h"\nint main(void) {\n'
+        '    return parse_count(0) + parse_value("x");\n}\n'
+    )
+    trace = (
+        "Program received signal SIGSEGV, Segmentation fault.\n"
+        "0x0000555555555139 in parse_count (text=0x0) at /home/ci/build/lib/parse.c:5\n"
+        "5\t    while (*text) {\n"
+        "#0  0x0000555555555139 in parse_count (text=0x0) at /home/ci/build/lib/parse.c:5\n"
+        "#1  0x0000555555555171 in main () at /home/ci/build/main.c:3\n"
+    )
+    with Engine(src, tmp_path / "idx") as eng:
+        res = eng.find(FindRequest(trace))
+    top = res.results[0]
+    assert (top.path, top.symbol) == ("lib/parse.c", "parse_count")
+    # Read as the innermost frame, not only as a path the text names.
+    assert "innermost-frame" in top.reasons
+    assert top.start <= 5 <= top.end and not res.insufficient
+
+
+def test_googletest_and_catch2_report_an_uncaught_exception_by_its_message() -> None:
+    # Real output of GoogleTest 1.12 and Catch2 2.13 (Debian bookworm), trimmed.
+    gtest = "\n".join(
+        [
+            "Running main() from ./googletest/src/gtest_main.cc",
+            "[==========] Running 1 test from 1 test suite.",
+            "[ RUN      ] App.Works",
+            "unknown file: Failure",
+            (
+                'C++ exception with description "[json.exception.type_error.302] type must be'
+                ' string, but is number" thrown in the test body.'
+            ),
+            "[  FAILED  ] App.Works (0 ms)",
+            "[  PASSED  ] 0 tests.",
+            " 1 FAILED TEST",
+        ]
+    )
+    catch2 = "\n".join(
+        [
+            "~" * 79,
+            "c is a Catch v2.13.10 host application.",
+            "Run with -? for options",
+            "-" * 79,
+            "c.cpp:5",
+            "." * 79,
+            "",
+            "c.cpp:5: FAILED:",
+            "due to unexpected exception with message:",
+            "  [json.exception.type_error.302] type must be string, but is number",
+            "",
+            "=" * 79,
+            "test cases: 1 | 1 failed",
+        ]
+    )
+    for report in (gtest, catch2):
+        qa = analyze(report)
+        assert qa.messages == [
+            "Error: [json.exception.type_error.302] type must be string, but is number"
+        ], report
+        # The message is not text the answer must quote, and the test is not the subject.
+        assert qa.quoted == [] and qa.intent == "fix-failure" and not qa.about_tests, report

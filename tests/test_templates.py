@@ -166,6 +166,25 @@ def test_a_template_needs_its_pieces_in_order_and_enough_literal_text() -> None:
     assert long is not None and short is not None and long.coverage > short.coverage
 
 
+def test_a_template_explains_its_message_whatever_the_values_formatted_in() -> None:
+    """Coverage is of what the template wrote: a long value (a path, nlohmann's bracketed
+    ``[json.exception.type_error.302]`` id) does not make the whole sentence a partial match."""
+    body = "[json.exception.type_error.302] type must be string, but is number"
+    match = templates.best_template('concat("type must be string, but is ", j.type_name())', [body])
+    assert match is not None and templates.trusted(match.coverage)
+    path = templates.best_template(
+        'f"cannot open {path}"', ["cannot open /srv/app/settings/local.yml"]
+    )
+    assert path is not None and path.coverage == 1.0
+    # The type named again inside the message, the runtime's ``what():`` and the type's
+    # namespaces are not names the answer must define.
+    qa = analyze(
+        "terminate called after throwing an instance of 'nlohmann::json_abi_v3_11_2::detail::"
+        f"type_error'\n  what():  {body}"
+    )
+    assert not {"json.exception.type_error", "what", "json_abi_v3_11_2"} & set(qa.identifiers)
+
+
 def test_a_table_of_addresses_is_not_a_message_template() -> None:
     """A module's table of URLs must not read as the template of a question quoting one of
     them; the address a function fetches still does."""
@@ -285,10 +304,11 @@ def test_a_pasted_message_finds_the_raise_before_the_class(tmp_path: Path) -> No
     assert res.results[0].symbol == "parse_port"
     assert {"message-template", "raises"} <= set(res.results[0].reasons)
     assert not res.insufficient
-    # --explain says how much of the message the literal writes (the value '80a' is not its).
+    # --explain says how much of the message's text the literal writes: all of it (the value
+    # '80a' is no template's text).
     share = res.results[0].scores["template_coverage"]
-    assert 0.5 < share < 1.0
-    assert f"writes {round(100 * share)}% of the pasted message" in explain_result(res.results[0])
+    assert share == 1.0
+    assert "writes 100% of the pasted message's text" in explain_result(res.results[0])
 
 
 PHP_SOURCE = {
@@ -514,11 +534,17 @@ def _regex_best_template(text: str, bodies: list[str]) -> templates.TemplateMatc
         fixed = sum(len(p.strip()) for p in pieces)
         if fixed < templates.MIN_LITERAL:
             continue
-        pattern = re.compile(".*?".join(re.escape(p) for p in pieces), re.S)
+        pieces = [p for p in pieces if p]
+        pattern = re.compile(".*?".join(f"({re.escape(p)})" for p in pieces), re.S)
         for body in bodies:
-            if not body or pattern.search(body) is None:
+            m = pattern.search(body) if body else None
+            if m is None:
                 continue
-            coverage = min(1.0, fixed / max(1, len(body.strip())))
+            # Coverage: the message's written characters (not space, not a value) the pieces
+            # cover, over all of them.
+            counts = templates.written(body)
+            covered = sum(counts[m.end(i)] - counts[m.start(i)] for i in range(1, len(pieces) + 1))
+            coverage = min(1.0, covered / max(1, counts[-1]))
             if coverage >= templates.MIN_COVERAGE and (best is None or coverage > best.coverage):
                 best = templates.TemplateMatch(coverage, literal)
     return best

@@ -56,7 +56,7 @@ def explain_result(r: Evidence) -> str:
         found.append(f"changed with the open file in {count} commits, last {last}")
     if "template_coverage" in s:
         share = round(100 * s["template_coverage"])
-        found.append(f"a string literal here writes {share}% of the pasted message")
+        found.append(f"a string literal here writes {share}% of the pasted message's text")
     parts = [", ".join(found) or "no channel"]
     parts.append(f"fused {s.get('fused', 0.0):.4f}")
     if "declared-in-header" in r.reasons:

@@ -275,14 +275,16 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
     error_codes = list(dict.fromkeys(m.group(1) for m in _ERROR_CODE_RE.finditer(typed)))
     identifiers = []
     path_text = set(paths)
-    for m in _IDENT_RE.finditer(_dotted_members(raw)):
+    read = error_lines(raw)
+    # Names come from the text with what the error lines say about the runtime and the type's
+    # home blanked (``searched``): C++'s ``what():``, ``nlohmann::…::detail::``.
+    for m in _IDENT_RE.finditer(_dotted_members(read.searched)):
         word = m.group(0)
         if word in path_text or any(word in p for p in path_text):
             continue
         if _looks_like_identifier(word):
             identifiers.append(word.removesuffix("()"))
     frames = parse_frames(raw)
-    read = error_lines(raw)
     messages = read.messages
     fragments = [f for m in messages for f in message_fragments(m)]
     # In an error line, the exception's type says what kind of failure it is, not where it
@@ -302,7 +304,13 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
         )
         if t[:1].isupper() and t not in _GENERIC_ERRORS
     ]
-    identifiers = [i for i in identifiers if i not in exception_types]
+    # Nor is the type named again inside the message (nlohmann's ``[json.exception.type_error.
+    # 302] type must be string``): its class is not where the message was written.
+    identifiers = [
+        i
+        for i in identifiers
+        if i not in exception_types and i.rsplit(".", 1)[-1] not in exception_types
+    ]
     # An interpreter-written message quotes the program's names, not values: the type that
     # lacks the attribute, the attribute, the module (and so its file).
     for rt in filter(None, runtime.values()):

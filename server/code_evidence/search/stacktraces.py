@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from . import consoles
+from . import consoles, native
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,11 +205,12 @@ _PY_HEADERS = re.compile(
     r"|stack backtrace:"
     r"|(?:time=\"[^\"]*\" )?level=\w+ msg=)"
 )
-# The values a message formats in: quoted parts, <reprs>, numbers, paths. A path's run is
-# bounded: unbounded, a 20,000-character word cost quadratic time (each start scanned to the
-# end for a dot).
+# The values a message formats in: quoted parts (an apostrophe inside a word, ``can't``, quotes
+# nothing), <reprs>, numbers, paths. A path's run is bounded: unbounded, a 20,000-character
+# word cost quadratic time (each start scanned to the end for a dot).
 _FRAGMENT_SPLIT = re.compile(
-    r"'[^']*'|\"[^\"]*\"|<[^>]*>|\b0x[0-9a-f]+\b|\b\d+\b|[\w./\\-]{1,200}\.\w{1,5}\b"
+    r"(?<![A-Za-z])'[^']*'(?![A-Za-z])|\"[^\"]*\"|<[^>]*>|\b0x[0-9a-f]+\b|\b\d+\b"
+    r"|[\w./\\-]{1,200}\.\w{1,5}\b"
 )
 
 
@@ -229,6 +230,7 @@ def parse_frames(text: str) -> list[Frame]:
     py = [Frame(m.group(1), int(m.group(2)), m.group(3)) for m in _PY.finditer(text)]
     frames.extend(reversed(py))  # Python prints the innermost frame last
     frames.extend(Frame(*place) for place in reversed(consoles.places(text)))  # and IPython, Rich
+    frames.extend(Frame(*place) for place in native.places(text))  # C and C++: innermost first
     pytest = [Frame(m.group(1), int(m.group(2)), m.group(3)) for m in _PYTEST.finditer(text)]
     frames.extend(reversed(pytest))  # and so does pytest
     tap = [
@@ -276,12 +278,14 @@ def pytest_report(text: str) -> bool:
 
 def test_report(text: str) -> bool:
     """``text`` is what a test runner printed (pytest, ``go test``, ``cargo test``, minitest,
-    node:test's TAP, RSpec, Jest, Vitest, JUnit 5's console launcher, PHPUnit): it always names
-    the test that failed, and what it asks is where the error comes from."""
+    node:test's TAP, RSpec, Jest, Vitest, JUnit 5's console launcher, PHPUnit, GoogleTest,
+    Catch2): it always names the test that failed, and what it asks is where the error comes
+    from."""
     return (
         pytest_report(text)
         or _TEST_FAILED.search(text) is not None
         or _INDENTED_REPORT.search(text) is not None
+        or native.test_report(text)
     )
 
 
@@ -292,13 +296,14 @@ def typed_text(text: str) -> str:
     ``/.../console.py``) or a value formatted into a message is not something the answer
     contains."""
     frame_res = (_PY, _JS, _VITEST, _JS_GECKO, _GO, _GO_FUNC, _RUST_AT, _RUST_PANIC, _JAVA)
-    frame_res += (_RUBY, _PHP, _PHPUNIT, _CSHARP, *consoles.PLACE_LINES)
+    frame_res += (_RUBY, _PHP, _PHPUNIT, _CSHARP, *consoles.PLACE_LINES, *native.PLACE_LINES)
     frame_res += (_PYTEST, _MESSAGE, _RUBY_MESSAGE, _RUST_PANIC_LINE)
     # In a pytest report every indented line is printed: the code of a long entry, the line
     # under a short entry's place; so in RSpec's, Jest's, Vitest's and JUnit's
     # (``_INDENTED_REPORT``).
     pytest = pytest_report(text)
     console = consoles.printed_by(text)  # IPython's or Rich's traceback: what they print
+    crash = native.printed_by(text)  # a sanitizer's, a debugger's: what the tools print
     indented = pytest or console is not None or _INDENTED_REPORT.search(text) is not None
     runner = indented or _TEST_FAILED.search(text) is not None
     text = _TAP_BLOCK.sub("", text)  # a TAP block is printed whole (its test's line too)
@@ -310,7 +315,7 @@ def typed_text(text: str) -> str:
             continue
         if (indented and line[:1] in (" ", "\t")) or (pytest and _PYTEST_PRINTED.match(line)):
             continue
-        if console is not None and console(line):
+        if (console is not None and console(line)) or (crash is not None and crash(line)):
             continue
         if runner and (_TAP_PRINTED.match(line) or _RUNNER_PRINTED.match(line)):
             continue
@@ -403,6 +408,9 @@ def error_lines(text: str) -> ErrorLines:
     for m in _RUST_PANIC_MESSAGE.finditer(text):
         messages.append(f"panic: {m.group(1) or m.group(2)}")
         spans.append((m.start(), m.start(1) if m.group(1) is not None else m.start(2)))
+    for thrown in native.thrown(text):  # an uncaught C++ exception
+        messages.append(thrown.message)
+        spans.extend(thrown.blanks)
     messages = list(dict.fromkeys(messages))
     if not spans:
         return ErrorLines(messages, text)
@@ -415,6 +423,11 @@ def error_lines(text: str) -> ErrorLines:
 def error_messages(text: str) -> list[str]:
     """``KeyError: 'user'`` -> ``["KeyError: 'user'"]`` (see :class:`ErrorLines`)."""
     return error_lines(text).messages
+
+
+def value_spans(body: str) -> list[tuple[int, int]]:
+    """Where a message body's formatted-in values are (see :func:`literal_text`)."""
+    return [m.span() for m in _FRAGMENT_SPLIT.finditer(body)]
 
 
 def literal_text(body: str) -> str:

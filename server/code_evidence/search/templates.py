@@ -17,6 +17,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .stacktraces import value_spans
+
 # Single-line string literals of every language: "..", '..', `..` (JS templates may span
 # lines). A prefix (f, r, b, u) is outside the quotes and so ignored. Short and empty ones are
 # matched too (and dropped by ``literals``): skipping Go's ``return "", fmt.Errorf("…")`` empty
@@ -59,7 +61,7 @@ def trusted(coverage: float | None) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class TemplateMatch:
-    coverage: float  # share of the message body the template's literal pieces cover
+    coverage: float  # share of what wrote the message body (:func:`written`) the literal covers
     literal: str  # the literal that matched, as written
 
 
@@ -85,22 +87,25 @@ def _pieces(literal: str) -> tuple[tuple[str, ...], int, bool] | None:
     return tuple(p for p in pieces if p), fixed, closed
 
 
-def _in_order(pieces: tuple[str, ...], body: str, closed: bool = False) -> bool:
-    """The pieces occur in ``body`` in order without overlapping: what the regex
-    ``piece.*?piece...`` (dot matching newlines) finds. Taking each piece's first occurrence
-    after the previous one is enough: an earlier end never leaves less room for the rest.
-    ``closed``: the last piece must also end where an address in the body ends (not inside a
-    longer one: ``https://host/data`` is not the page ``https://host/data/dict``)."""
+def _in_order(pieces: tuple[str, ...], body: str, closed: bool = False) -> list[int] | None:
+    """Where the pieces occur in ``body`` in order without overlapping (None when they do
+    not): what the regex ``piece.*?piece...`` (dot matching newlines) finds. Taking each
+    piece's first occurrence after the previous one is enough: an earlier end never leaves
+    less room for the rest. ``closed``: the last piece must also end where an address in the
+    body ends (not inside a longer one: ``https://host/data`` is not the page
+    ``https://host/data/dict``)."""
     pos = 0
+    starts: list[int] = []
     for i, piece in enumerate(pieces):
         at = body.find(piece, pos)
         if closed and i == len(pieces) - 1:
             while at >= 0 and _URL_CHAR.match(body, at + len(piece)):
                 at = body.find(piece, at + 1)
         if at < 0:
-            return False
+            return None
+        starts.append(at)
         pos = at + len(piece)
-    return True
+    return starts
 
 
 def literals(text: str) -> list[str]:
@@ -126,12 +131,28 @@ def message_body(message: str) -> str:
     return body.strip() if sep and " " not in head.strip().rsplit('" ', 1)[-1] else message
 
 
+def written(body: str) -> list[int]:
+    """How much of a message body its template wrote, before each position: the count of its
+    characters that are neither space nor inside a value formatted in (quoted parts, numbers,
+    paths: :func:`stacktraces.value_spans`). Coverage is of this: a template that wrote a
+    whole message explains all of it however long its values are (a path, nlohmann's
+    ``[json.exception.type_error.302]`` before its text), and a literal found only inside a
+    value (``'heading_permalink'`` quoted by another library's message) explains nothing."""
+    value = bytearray(len(body))
+    for start, end in value_spans(body):
+        value[start:end] = b"\x01" * (end - start)
+    counts = [0]
+    for char, inside in zip(body, value, strict=True):
+        counts.append(counts[-1] + (not inside and not char.isspace()))
+    return counts
+
+
 def best_template(text: str, bodies: list[str]) -> TemplateMatch | None:
     """The chunk's literal that explains most of a message body (None under
-    :data:`MIN_COVERAGE`). The coverage a literal would give is known before matching, so a
-    literal that could not beat the best so far is never matched."""
+    :data:`MIN_COVERAGE`). A literal's length bounds the coverage it could give, so a literal
+    that could not beat the best so far is never matched."""
     best: TemplateMatch | None = None
-    sized = [(body, max(1, len(body.strip()))) for body in bodies if body]
+    sized = [(body, written(body)) for body in bodies if body]
     if not sized:
         return None
     for literal in literals(text):
@@ -139,11 +160,21 @@ def best_template(text: str, bodies: list[str]) -> TemplateMatch | None:
         if split is None:
             continue
         pieces, fixed, closed = split
-        for body, size in sized:
-            coverage = min(1.0, fixed / size)
-            if coverage < MIN_COVERAGE or (best is not None and coverage <= best.coverage):
+        for body, counts in sized:
+            size = max(1, counts[-1])
+            if min(1.0, fixed / size) < MIN_COVERAGE:
                 continue
-            if _in_order(pieces, body, closed):
+            if best is not None and min(1.0, fixed / size) <= best.coverage:
+                continue
+            starts = _in_order(pieces, body, closed)
+            if starts is None:
+                continue
+            covered = sum(
+                counts[at + len(piece)] - counts[at]
+                for at, piece in zip(starts, pieces, strict=True)
+            )
+            coverage = min(1.0, covered / size)
+            if coverage >= MIN_COVERAGE and (best is None or coverage > best.coverage):
                 best = TemplateMatch(coverage, literal)
     return best
 

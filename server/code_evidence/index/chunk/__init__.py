@@ -42,8 +42,9 @@ __all__ = ["CHUNKER_VERSION", "EXT_LANG", "chunk_file", "detect_language"]
 # that ends a line of code is no member's leading comment. 6: C's and C#'s conditional blocks
 # are walked only when they hold a definition (C#'s were not walked at all); a C# ``#region``
 # heads what follows. 7: JavaScript's ``const X = forwardRef(() => …)`` (a call that takes a
-# function literal) defines ``X``.
-CHUNKER_VERSION = "7"
+# function literal) defines ``X``. 8: ``.inl`` and ``.tcc`` files are C++ (they were cut as
+# plain text windows).
+CHUNKER_VERSION = "8"
 
 # Share of a file's lines inside top-level ERROR nodes above which definitions are unreliable.
 _MAX_ERROR_SHARE = 0.5

@@ -202,7 +202,12 @@ _CPP_CALLEES = "\n".join(
 )
 CPP = LanguageSpec(
     name="cpp",
-    extensions=(".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx", ".h++", ".ipp", ".tpp"),
+    # ``.inl`` and ``.tcc``: a header-only library's implementation, included by its headers
+    # (toml++'s ``impl/parser.inl``, libstdc++'s ``bits/*.tcc``).
+    extensions=(
+        *(".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx", ".h++", ".ipp", ".tpp"),
+        *(".inl", ".tcc"),
+    ),
     load=_cpp_language,
     query=f"""
 {_CPP_CALLEES}
