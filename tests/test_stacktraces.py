@@ -883,3 +883,8 @@ def test_googletest_and_catch2_report_an_uncaught_exception_by_its_message() -> 
         ], report
         # The message is not text the answer must quote, and the test is not the subject.
         assert qa.quoted == [] and qa.intent == "fix-failure" and not qa.about_tests, report
+    # The frameworks' own words are not searched for; the test's name is still read.
+    qa = analyze(gtest)
+    assert not {"googletest", "suite", "passed", "running"} & set(qa.terms)
+    assert "main" not in qa.identifiers and "App.Works" in qa.identifiers
+    assert not {"catch", "host", "application", "options"} & set(analyze(catch2).terms)

@@ -83,6 +83,16 @@ _CATCH2 = re.compile(
 _TEST_REPORT = re.compile(
     r"^\[ +(?:RUN|FAILED|OK) +\] |^\S+ is a Catch v?\d|^\S+:\d+: FAILED:$", re.M
 )
+# Their own words around the test's failure: status tags (the test's name after ``[ RUN ]``
+# stays), rules, totals, banners. ``Global test environment tear-down``, ``test cases`` and
+# ``host application`` are no words of the code that failed.
+_RUNNER_LINE = re.compile(
+    r"^(?:\[[-=]{10}\].*|\[  PASSED  \].*|\[ +(?:RUN|FAILED|OK) +\]|Running main\(\) from .*"
+    r"|unknown file: Failure"
+    r"|[ \t]*\d+ FAILED TESTS?|[~=.-]{20,}|\S+ is a Catch v?\d.*|Run with -\? for options"
+    r"|test cases: .*|assertions: .*)",
+    re.M,
+)
 _QUALIFIER = re.compile(r"(?:\w+::)+")
 _TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
 _NAME = re.compile(r"[A-Za-z_]\w*")
@@ -159,6 +169,12 @@ def thrown(text: str) -> list[Thrown]:
 def test_report(text: str) -> bool:
     """``text`` is what GoogleTest or Catch2 printed (it names the test that failed)."""
     return _TEST_REPORT.search(text) is not None
+
+
+def runner_lines(text: str) -> list[tuple[int, int]]:
+    """Where GoogleTest's or Catch2's own lines are in ``text`` (none unless it is their
+    report): not words to search the code for."""
+    return [m.span() for m in _RUNNER_LINE.finditer(text)] if test_report(text) else []
 
 
 def printed_by(text: str) -> Callable[[str], bool] | None:

@@ -348,7 +348,8 @@ class ErrorLines:
     # and the type's qualifier (``Symfony\Component\Console\Exception\``, ``java.lang.``,
     # Ruby's ``Rack::QueryParser::``). Their words match every file that imports or declares
     # something in that namespace (a PHP file's ``namespace`` and ``use`` lines), not the place
-    # that threw; the type's own name and the message stay.
+    # that threw; the type's own name and the message stay. A C++ test framework's own lines
+    # (status, totals, banners) are blanked too.
     searched: str
 
 
@@ -411,6 +412,7 @@ def error_lines(text: str) -> ErrorLines:
     for thrown in native.thrown(text):  # an uncaught C++ exception
         messages.append(thrown.message)
         spans.extend(thrown.blanks)
+    spans.extend(native.runner_lines(text))  # GoogleTest's and Catch2's own lines
     messages = list(dict.fromkeys(messages))
     if not spans:
         return ErrorLines(messages, text)
