@@ -96,6 +96,44 @@ def test_cpp_namespaces_classes_and_out_of_class_methods() -> None:
     assert by_symbol(found, "net.detail.clamp").calls == ("max",)
 
 
+def test_cpp_macros_that_stand_for_syntax() -> None:
+    """A bare macro line (a namespace opened by a macro, an attribute macro) is read as what it
+    stands for: before, the namespace under nlohmann's was one function named ``namespace``."""
+    found = chunks(
+        "include/json/from_json.hpp",
+        """
+        NLOHMANN_JSON_NAMESPACE_BEGIN
+        namespace detail
+        {
+        template<typename J>
+        inline void from_json(const J& j, bool& b)
+        {
+            b = j.get_bool();
+        }
+        JSON_HEDLEY_NON_NULL(3)
+        inline void to_bool(const char* s) { parse(s); }
+        }  // namespace detail
+        NLOHMANN_JSON_NAMESPACE_END
+        """,
+    )
+    assert [(kind, symbol) for _, _, kind, symbol in shape(found) if kind != "module"] == [
+        ("function", "detail.from_json"),
+        ("function", "detail.to_bool"),
+    ]
+    toml = chunks(
+        "include/toml/parser.inl",
+        """
+        TOML_IMPL_NAMESPACE_START
+        {
+            TOML_NODISCARD
+            bool parse_key(const char* s) { return s != nullptr; }
+        }
+        TOML_IMPL_NAMESPACE_END;
+        """,
+    )
+    assert by_symbol(toml, "parse_key").kind == "function"
+
+
 def test_h_header_is_cpp_when_it_reads_as_cpp() -> None:
     assert detect_language("a.h") == "c"
     assert detect_language("a.h", "int f(void);\n") == "c"

@@ -228,6 +228,18 @@ def test_raise_sites_of_the_named_type() -> None:
     assert not templates.raises("} catch (SyntaxError $e) {\n    throw $e;", "SyntaxError")
     assert not templates.raises("if ($e instanceof SyntaxError) {", "SyntaxError")
     assert not templates.raises("returnSyntaxError = 1; newSyntaxError()", "SyntaxError")
+    # C++: a throwing macro, a helper that throws its template argument, a braced type.
+    assert templates.raises("JSON_THROW(type_error::create(302, msg, &j));", "type_error")
+    assert templates.raises("throw_or_mimic<exceptions::no_such_option>(arg);", "no_such_option")
+    assert templates.raises("throw parse_error{ buf, pos, path };", "parse_error")
+    assert not templates.raises("class type_error : public exception {", "type_error")
+    # A C++ type is lower-case (``std::out_of_range``): raised when qualified, unlike a prefix.
+    qa = analyze(
+        "terminate called after throwing an instance of 'nlohmann::detail::type_error'\n"
+        "  what():  [json.exception.type_error.302] type must be string, but is number"
+    )
+    assert qa.exception_types == ["type_error"]
+    assert analyze("panic: runtime error: index out of range").exception_types == []
 
 
 TRACE = """Traceback (most recent call last):

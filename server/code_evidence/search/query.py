@@ -295,14 +295,16 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
     if not bodies and not frames and "\n" not in raw.strip() and 12 <= len(raw.strip()) <= 300:
         bodies = [raw.strip()]
     # The types a ``raise`` in the workspace may have produced; the interpreter wrote the
-    # messages it recognises itself, so their raise sites are not where those come from.
+    # messages it recognises itself, so their raise sites are not where those come from. A
+    # type is capitalised, or qualified the C++ way (``nlohmann::detail::type_error``): a bare
+    # lower-case word before a colon is a prefix (``panic:``, ``error:``), not a type.
     runtime = {m: runtime_names(m) for m in messages}
+    named = [_exception_type_names(m) for m in messages if ":" in m and runtime[m] is None]
     raised = [
         t
-        for t in dict.fromkeys(
-            _exception_type_names(m)[-1] for m in messages if ":" in m and runtime[m] is None
-        )
-        if t[:1].isupper() and t not in _GENERIC_ERRORS
+        for t in dict.fromkeys(names[-1] for names in named if names)
+        if t not in _GENERIC_ERRORS
+        and any(n[-1] == t and (t[:1].isupper() or "::" in n[0]) for n in named if n)
     ]
     # Nor is the type named again inside the message (nlohmann's ``[json.exception.type_error.
     # 302] type must be string``): its class is not where the message was written.

@@ -182,14 +182,15 @@ def best_template(text: str, bodies: list[str]) -> TemplateMatch | None:
 def raises(text: str, type_name: str) -> bool:
     """The chunk raises or throws ``type_name`` (Python ``raise X(``, Ruby ``raise X, "…"`` /
     ``fail X``, JS/Java/C#/Kotlin/PHP ``throw new X(`` / ``throw X.Create(``, Rust ``Err(X`` /
-    ``X::``-variants returned as errors), its name qualified or not (``errors.X``,
+    ``X::``-variants returned as errors; C++'s throwing macros and helpers, ``JSON_THROW(X::
+    create(…))``, ``throw_or_mimic<X>(…)``), its name qualified or not (``errors.X``,
     ``Mod::X``, PHP's ``\\Ns\\X``). An exception made with ``new`` is made to be thrown,
     often a line later once it is dressed (Twig's ``$e = new SyntaxError(…);
     $e->addSuggestions(…); throw $e;``): that is a raise site too."""
     name = re.escape(type_name)
     return (
         re.search(
-            rf"\b(?:(?:raise|fail|throw|new|return)\s+|Err\(\s*)"
+            rf"\b(?:(?:raise|fail|throw|new|return)\s+|Err\(\s*|\w*THROW\w*\(\s*|throw\w*<\s*)"
             rf"\\?(?:\w+(?:\.|::|\\))*{name}\b",
             text,
         )

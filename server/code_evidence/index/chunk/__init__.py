@@ -24,7 +24,7 @@ from ...api import Chunk
 from ...config import IndexConfig
 from ...filekinds import file_flags
 from .definitions import Span, Walker, split_span
-from .languages import EXT_LANG, detect_language, grammar, parser
+from .languages import EXT_LANG, SPECS, detect_language, grammar, parser
 from .references import calls, imports
 from .syntax import dedupe, first_row, last_row
 from .windows import windows
@@ -43,8 +43,10 @@ __all__ = ["CHUNKER_VERSION", "EXT_LANG", "chunk_file", "detect_language"]
 # are walked only when they hold a definition (C#'s were not walked at all); a C# ``#region``
 # heads what follows. 7: JavaScript's ``const X = forwardRef(() => …)`` (a call that takes a
 # function literal) defines ``X``. 8: ``.inl`` and ``.tcc`` files are C++ (they were cut as
-# plain text windows).
-CHUNKER_VERSION = "8"
+# plain text windows). 9: a C/C++ line that is a bare macro standing for syntax
+# (``NLOHMANN_JSON_NAMESPACE_BEGIN``, ``TOML_NAMESPACE_START`` over its ``{``, ``TOML_NODISCARD``)
+# is read as what it stands for, not as a type: the namespace after it was one function.
+CHUNKER_VERSION = "9"
 
 # Share of a file's lines inside top-level ERROR nodes above which definitions are unreliable.
 _MAX_ERROR_SHARE = 0.5
@@ -68,7 +70,9 @@ def _parse_spans(
 ) -> tuple[list[Span], tuple[str, ...], list[int], list[str]] | None:
     """Definition spans, imports and call sites; ``None`` when the parse is not usable."""
     g = grammar(lang)
-    src = "\n".join(lines).encode("utf-8", "surrogatepass")
+    spec = SPECS.get(lang)
+    read = spec.prepare(lines) if spec is not None and spec.prepare is not None else lines
+    src = "\n".join(read).encode("utf-8", "surrogatepass")
     tree = parser(lang).parse(src)
     root = tree.root_node
     top = root.named_children

@@ -49,6 +49,33 @@ _CPP_HINT = re.compile(
 )
 
 
+# A line that is one macro alone, in capitals, with its arguments perhaps and no statement
+# after it: ``NLOHMANN_JSON_NAMESPACE_BEGIN``, ``TOML_NAMESPACE_START``, ``TOML_NODISCARD``,
+# ``JSON_HEDLEY_NON_NULL(3)``, ``TOML_NAMESPACE_END;``.
+_BARE_MACRO = re.compile(r"[ \t]*([A-Z_][A-Z0-9_]{2,})(?:\([^()\n]*\))?[ \t]*;?[ \t]*")
+
+
+def without_bare_macros(lines: list[str]) -> list[str]:
+    """The lines as the grammar should read them. A bare macro line (:data:`_BARE_MACRO`) reads
+    as the type of what follows, so ``NLOHMANN_JSON_NAMESPACE_BEGIN`` over ``namespace detail
+    {`` made the whole namespace one function named ``namespace``. Such a line is blanked; one
+    whose name says it opens a namespace, over a ``{`` of its own (toml++'s
+    ``TOML_NAMESPACE_START``), becomes ``namespace``. A macro over a ``{`` that opens no
+    namespace (GoogleTest's ``TEST(A, B)`` written over two lines) is left as it is."""
+    out = list(lines)
+    for i, line in enumerate(lines):
+        m = _BARE_MACRO.fullmatch(line)
+        if m is None or (line.rstrip().endswith(";") and "NAMESPACE" not in m.group(1)):
+            continue  # ``MAX_SIZE;`` may end a statement of several lines
+        after = next((nxt.strip() for nxt in lines[i + 1 : i + 4] if nxt.strip()), "")
+        if after.startswith("{"):
+            if "NAMESPACE" in m.group(1) and not line.rstrip().endswith(";"):
+                out[i] = "namespace"
+            continue
+        out[i] = ""
+    return out
+
+
 def looks_like_cpp(text: str) -> bool:
     return _CPP_HINT.search(text) is not None
 
@@ -177,6 +204,7 @@ _INCLUDES = "(preproc_include path: (string_literal) @s)"
 C = LanguageSpec(
     name="c",
     extensions=(".c", ".h"),
+    prepare=without_bare_macros,
     load=_c_language,
     query=f"""
 (call_expression function: [(identifier) @n (field_expression field: (field_identifier) @n)])
@@ -219,4 +247,5 @@ CPP = LanguageSpec(
     classify=classify,
     imports=includes,
     keywords=frozenset({"this"}),
+    prepare=without_bare_macros,
 )

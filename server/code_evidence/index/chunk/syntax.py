@@ -139,3 +139,6 @@ class LanguageSpec:
     attachable: frozenset[str] = frozenset({"comment"})
     keywords: frozenset[str] = frozenset()
     members: Callable[[ts.Node], list[ts.Node]] = named_children
+    # The source as the grammar should read it, line for line (C's and C++'s macros that stand
+    # for syntax); the chunks keep the file's own text.
+    prepare: Callable[[list[str]], list[str]] | None = None
