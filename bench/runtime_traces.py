@@ -54,9 +54,9 @@ minitest and RSpec (Ruby), ``go test``, ``cargo test``, node:test with the TAP r
 (Node 20's when the output is not a terminal: a CI log), Jest and Vitest, JUnit 5's console
 launcher (Java), PHPUnit, GoogleTest and Catch2 (C++; :data:`RUNNERS` says where each comes
 from), kept when it names the same innermost frame (GoogleTest and Catch2 name no place: kept
-when they print the exception's message). C and C++ are asked as gdb's backtrace
-(``trace``), the exception's two lines (``message``) and the sanitizers' report
-(``sanitizer``; see :func:`native_cases`). Reported per language and kind: MRR@10 at file
+when they print the exception's message; Catch2 wraps it at 80 columns). C and C++ are asked
+as gdb's backtrace (``trace``), the exception's two lines (``message``) and the sanitizers'
+report (``sanitizer``; see :func:`native_cases`). Reported per language and kind: MRR@10 at file
 level, line@1 / line@10 (a result among the first one / ten holds the gold line) and the two
 refusal numbers; ``depth`` deep, no time limit.
 
@@ -515,9 +515,9 @@ def native_cases(runtime: Runtime, language: str, snippet: dict[str, str]) -> li
             for runner in RUNNERS.get(language, ()):
                 test = runtime.native(language, project, name, code, runner)
                 run = subprocess.run([str(test)], capture_output=True, text=True, timeout=300)
-                report = (run.stdout + run.stderr).strip()
-                if run.returncode and what in report:
-                    cases.append(Case(project, lang, "test-report", name, report, *gold, runner))
+                printed = (run.stdout + run.stderr).strip()
+                if run.returncode and " ".join(what.split()) in " ".join(printed.split()):
+                    cases.append(Case(project, lang, "test-report", name, printed, *gold, runner))
                 else:
                     log(f"no {runner} report of the exception: {project} {name}")
     sanitizer = first(report, _SANITIZER_FRAME)

@@ -888,3 +888,13 @@ def test_googletest_and_catch2_report_an_uncaught_exception_by_its_message() -> 
     assert not {"googletest", "suite", "passed", "running"} & set(qa.terms)
     assert "main" not in qa.identifiers and "App.Works" in qa.identifiers
     assert not {"catch", "host", "application", "options"} & set(analyze(catch2).terms)
+    # Catch2 wraps a long message at 80 columns: it is read whole.
+    wrapped = catch2.replace(
+        "  [json.exception.type_error.302] type must be string, but is number",
+        "  [json.exception.parse_error.101] parse error at line 1, column 14: syntax\n"
+        "  error while parsing value - invalid literal; last read: 'tru}'",
+    )
+    assert analyze(wrapped).messages == [
+        "Error: [json.exception.parse_error.101] parse error at line 1, column 14: syntax error"
+        " while parsing value - invalid literal; last read: 'tru}'"
+    ]

@@ -71,13 +71,13 @@ _LIBCXX = re.compile(
 )
 # The C++ test frameworks' report of an uncaught exception, which names no type: GoogleTest's
 # ``C++ exception with description "…" thrown in the test body.`` and Catch2's ``due to
-# unexpected exception with message:`` over the message, indented.
+# unexpected exception with message:`` over the message, indented and wrapped at 80 columns.
 _GTEST = re.compile(
     r'^(C\+\+ exception with description ")(.*)(" thrown in (?:the test body|[\w ]+)\.)[ \t]*$',
     re.M,
 )
 _CATCH2 = re.compile(
-    r"^(due to unexpected exception with messages?:[ \t]*\n[ \t]+)(\S[^\n]*?)[ \t]*$", re.M
+    r"^(due to unexpected exception with messages?:[ \t]*\n)((?:[ \t]+\S[^\n]*(?:\n|$))+)", re.M
 )
 # What says a text is such a report: the frameworks' status lines.
 _TEST_REPORT = re.compile(
@@ -161,8 +161,8 @@ def thrown(text: str) -> list[Thrown]:
         out.append(Thrown(f"{m.group(2)}: {m.group(3)}", [m.span(1), *_qualifier(m, 2)]))
     for m in _GTEST.finditer(text):  # no type: a plain error's
         out.append(Thrown(f"Error: {m.group(2)}", [m.span(1), m.span(3)]))
-    for m in _CATCH2.finditer(text):
-        out.append(Thrown(f"Error: {m.group(2)}", [m.span(1)]))
+    for m in _CATCH2.finditer(text):  # wrapped to the terminal's width: joined again
+        out.append(Thrown(f"Error: {' '.join(m.group(2).split())}", [m.span(1)]))
     return out
 
 

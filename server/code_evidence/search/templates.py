@@ -61,7 +61,7 @@ def trusted(coverage: float | None) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class TemplateMatch:
-    coverage: float  # share of what wrote the message body (:func:`written`) the literal covers
+    coverage: float  # share of the body's written text (:func:`written`) the literal writes
     literal: str  # the literal that matched, as written
 
 
