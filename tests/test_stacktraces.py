@@ -898,3 +898,27 @@ def test_googletest_and_catch2_report_an_uncaught_exception_by_its_message() -> 
         "Error: [json.exception.parse_error.101] parse error at line 1, column 14: syntax error"
         " while parsing value - invalid literal; last read: 'tru}'"
     ]
+
+
+def test_testify_s_failed_assertion_reads_the_error_the_code_returned() -> None:
+    # Real output of ``go test`` with testify 1.8.1's ``require.NoError`` (Debian bookworm).
+    report = "\n".join(
+        [
+            "--- FAIL: TestApp (0.00s)",
+            "    main_test.go:14: ",
+            "        \tError Trace:\t/tmp/app/main_test.go:14",
+            "        \tError:      \tReceived unexpected error:",
+            '        \t            \tinvalid argument "ten" for "--count" flag: strconv.ParseInt:'
+            ' parsing "ten": invalid syntax',
+            "        \tTest:       \tTestApp",
+            "FAIL",
+        ]
+    )
+    qa = analyze(report)
+    # testify's own words are not the error; the returned error's quoted values are printed.
+    assert qa.messages == [
+        'Error: invalid argument "ten" for "--count" flag: strconv.ParseInt: parsing "ten":'
+        " invalid syntax"
+    ]
+    assert qa.quoted == [] and qa.intent == "fix-failure" and not qa.about_tests
+    assert "received" not in qa.terms

@@ -169,7 +169,18 @@ _TEST_FAILED = re.compile(
 # ``Failure/Error: <the line that failed>``), Jest's (a failed test's title, ``  ● app``),
 # Vitest's (`` FAIL  app.test.mjs > app``) and JUnit 5's console launcher's (``=> Type:
 # message`` under the test). The user's own words around a paste are not indented.
-_INDENTED_REPORT = re.compile(r"^(?:\s+Failure/Error: |  ● \S| FAIL  \S|\s*=> [\w$.]+: )", re.M)
+_INDENTED_REPORT = re.compile(
+    r"^(?:\s+Failure/Error: |  ● \S| FAIL  \S|\s*=> [\w$.]+: |[ \t]*\tError Trace:\t)", re.M
+)
+# testify's report of a failed assertion under ``go test``: labelled lines after a tab, a value
+# longer than a line continued under an empty label. ``Error:`` holds testify's own words
+# (``Received unexpected error:``); the error the code returned is on the lines under them.
+_TESTIFY_LINE = re.compile(r"[ \t]*\t[A-Z][\w ]*:[ \t]*\t")
+_TESTIFY = re.compile(
+    r"^[ \t]*\tError:[ \t]*\tReceived unexpected error:[ \t]*\n"
+    r"((?:[ \t]*\t {2,}\t[^\n]*(?:\n|$))+)",
+    re.M,
+)
 # Jest's message: the first line under a failed test's title; it drops the type of a plain
 # ``Error`` (``  ● app`` / blank / ``    Route.get() requires a callback function …``).
 _JEST_MESSAGE = re.compile(r"^  ● [^\n]*\n[ \t]*\n[ \t]+(\S(?:[^\n]*\S)?)[ \t]*$", re.M)
@@ -387,8 +398,8 @@ def error_lines(text: str) -> ErrorLines:
     for m in _MESSAGE.finditer(text):
         if any(start <= m.start() < end for start, end in blocks):
             continue  # read above: the block's ``error:`` key is not an error line of its own
-        if _CARGO_FAILED.match(text, m.start()):
-            continue
+        if _CARGO_FAILED.match(text, m.start()) or _TESTIFY_LINE.match(text, m.start()):
+            continue  # cargo's own line; a testify label (its error is read below)
         message = _PHP_PLACE.sub("", text[m.start(1) : m.end()].strip())
         message = _RECOVERED.sub("", message)
         if _SUMMARY.match(text, m.start()) and message.endswith("..."):
@@ -396,6 +407,10 @@ def error_lines(text: str) -> ErrorLines:
         messages.append(message)
         spans.append((m.start(), m.start(1)))
         qualifier_span(m, 1)
+    for m in _TESTIFY.finditer(text):
+        returned = " ".join(line.split("\t", 2)[-1].strip() for line in m.group(1).splitlines())
+        messages.append(f"Error: {returned}")
+        spans.append((m.start(), m.start(1)))
     for m in _RUBY_MESSAGE.finditer(text):
         messages.append(f"{m.group(2)}: {m.group(1)}")
         qualifier_span(m, 2)
