@@ -93,7 +93,6 @@ _RUNNER_LINE = re.compile(
     r"|test cases: .*|assertions: .*)",
     re.M,
 )
-_QUALIFIER = re.compile(r"(?:\w+::)+")
 _TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
 _NAME = re.compile(r"[A-Za-z_]\w*")
 # What reports a native crash in a text (then every line the tools print is left out of what
@@ -107,15 +106,16 @@ _REPORT = re.compile(
 # The lines these tools print around the places: the sanitizers' (``==4242==`` lines, the
 # access, the regions, shadow memory and its legend, a stack object's ``[48, 52) 'buf'``, the
 # summary), the debuggers' (prompt, signal, threads, the stopped-on source line ``1443\t…``),
-# the C runtime's (``Aborted (core dumped)``) and the exception's two lines. gdb names the place
+# the C runtime's (``Aborted (core dumped)``) and the exception's two lines; every indented
+# line (frames, shadow memory's legend, ``This frame has…``, ``what():``). gdb names the place
 # it stopped at without an address when that is a line's start (``raise (sig=6) at raise.c:26``).
 _PRINTED = re.compile(
     r"^(?:==\d+==|={20,}|[ \t]*(?:=>)?0x[0-9a-f]+[: ]|[ \t]*#\d+ |[ \t]*\[\d+, \d+\) '|\d+\t"
     r"|\((?:gdb|lldb)\)|\[(?:Thread|Inferior|New Thread|Detaching)|Using host libthread_db"
     r"|Program (?:received|terminated with) signal|Thread \d+ .*received signal"
     r"|(?:READ|WRITE) of size \d|(?:previously )?(?:allocated|freed) by thread|Address 0x"
-    r"|[ \t]+This frame has|HINT: |SUMMARY: \w+Sanitizer|Shadow byte|(?:Direct|Indirect) leak of"
-    r"|\w+Sanitizer:DEADLYSIGNAL|[ \t]+[A-Z][\w ]*:[ \t]+[0-9a-f]{2}\b|terminate called after"
+    r"|HINT: |SUMMARY: \w+Sanitizer|Shadow byte|(?:Direct|Indirect) leak of"
+    r"|\w+Sanitizer:DEADLYSIGNAL|terminate called after"
     r"|[ \t]*what\(\):|libc\+\+abi|Aborted\b|Segmentation fault\b|[ \t]*(?:\* )?frame #\d+"
     r"|[ \t]*\* thread #|Process \d+ (?:stopped|exited|launched)"
     # GoogleTest's and Catch2's: status lines, rules, totals, the exception's lines.
@@ -132,8 +132,9 @@ class Thrown:
 
     message: str  # ``type: what()``, as other languages' error lines are written
     # What :func:`stacktraces.error_lines` blanks in the searched text: the runtime's words
-    # around the type, and the type's namespaces (``nlohmann::json_abi_v3_11_2::detail::``).
+    # around the type (it blanks the type's namespaces itself, as for every error line).
     blanks: list[tuple[int, int]]
+    type_span: tuple[int, int] | None = None  # where the type is named, if it is
 
 
 def places(text: str) -> list[Place]:
@@ -156,9 +157,9 @@ def thrown(text: str) -> list[Thrown]:
     out: list[Thrown] = []
     for m in _TERMINATE.finditer(text):
         blanks = [m.span(1), (m.end(2), m.end(3))]
-        out.append(Thrown(f"{m.group(2)}: {m.group(4)}", blanks + _qualifier(m, 2)))
+        out.append(Thrown(f"{m.group(2)}: {m.group(4)}", blanks, m.span(2)))
     for m in _LIBCXX.finditer(text):
-        out.append(Thrown(f"{m.group(2)}: {m.group(3)}", [m.span(1), *_qualifier(m, 2)]))
+        out.append(Thrown(f"{m.group(2)}: {m.group(3)}", [m.span(1)], m.span(2)))
     for m in _GTEST.finditer(text):  # no type: a plain error's
         out.append(Thrown(f"Error: {m.group(2)}", [m.span(1), m.span(3)]))
     for m in _CATCH2.finditer(text):  # wrapped to the terminal's width: joined again
@@ -180,17 +181,12 @@ def runner_lines(text: str) -> list[tuple[int, int]]:
 def printed_by(text: str) -> Callable[[str], bool] | None:
     """For a native crash report in ``text``, what says a line of it is printed; None when
     there is none."""
-    if _REPORT.search(text) is None and not places(text):
+    if _REPORT.search(text) is None and not any(p.search(text) for p in PLACE_LINES):
         return None
     return lambda line: _PRINTED.match(line) is not None
 
 
 PLACE_LINES = (_SANITIZER, _GDB, _LLDB, _VALGRIND, _UBSAN, _ASSERT, _ASSERT_MAC)
-
-
-def _qualifier(m: re.Match[str], group: int) -> list[tuple[int, int]]:
-    qualifier = _QUALIFIER.match(m.group(group))
-    return [(m.start(group), m.start(group) + qualifier.end())] if qualifier else []
 
 
 def _function(printed: str) -> str | None:

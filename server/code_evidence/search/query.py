@@ -300,12 +300,15 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
     # lower-case word before a colon is a prefix (``panic:``, ``error:``), not a type.
     runtime = {m: runtime_names(m) for m in messages}
     named = [_exception_type_names(m) for m in messages if ":" in m and runtime[m] is None]
-    raised = [
-        t
-        for t in dict.fromkeys(names[-1] for names in named if names)
-        if t not in _GENERIC_ERRORS
-        and any(n[-1] == t and (t[:1].isupper() or "::" in n[0]) for n in named if n)
-    ]
+    raised = list(
+        dict.fromkeys(
+            names[-1]
+            for names in named
+            if names
+            and names[-1] not in _GENERIC_ERRORS
+            and (names[-1][:1].isupper() or "::" in names[0])
+        )
+    )
     # Nor is the type named again inside the message (nlohmann's ``[json.exception.type_error.
     # 302] type must be string``): its class is not where the message was written.
     identifiers = [

@@ -375,10 +375,10 @@ def error_lines(text: str) -> ErrorLines:
     messages: list[str] = []
     spans: list[tuple[int, int]] = []  # what ``searched`` blanks
 
-    def qualifier_span(m: re.Match[str], group: int) -> None:
-        qualifier = _QUALIFIER.match(m.group(group))
+    def qualifier_span(start: int, end: int) -> None:  # the type named at text[start:end]
+        qualifier = _QUALIFIER.match(text, start, end)
         if qualifier:
-            spans.append((m.start(group), m.start(group) + qualifier.end()))
+            spans.append((start, qualifier.end()))
 
     blocks = [(b.start(), b.end()) for b in _TAP_BLOCK.finditer(text)]
     for start, end in blocks:
@@ -406,27 +406,29 @@ def error_lines(text: str) -> ErrorLines:
             message = message[:-3].rsplit(None, 1)[0]  # cut to the width: its last word is part
         messages.append(message)
         spans.append((m.start(), m.start(1)))
-        qualifier_span(m, 1)
+        qualifier_span(*m.span(1))
     for m in _TESTIFY.finditer(text):
         returned = " ".join(line.split("\t", 2)[-1].strip() for line in m.group(1).splitlines())
         messages.append(f"Error: {returned}")
         spans.append((m.start(), m.start(1)))
     for m in _RUBY_MESSAGE.finditer(text):
         messages.append(f"{m.group(2)}: {m.group(1)}")
-        qualifier_span(m, 2)
+        qualifier_span(*m.span(2))
     for m in _JEST_MESSAGE.finditer(text):
         if not _MESSAGE.match(m.group(1)):
             messages.append(f"Error: {m.group(1)}")
     if _INDENTED_REPORT.search(text) or _RUBY.search(text):
         for m in _RSPEC_ERROR.finditer(text):
             messages.append(f"{m.group(2)}: {m.group(3)}")
-            qualifier_span(m, 2)
+            qualifier_span(*m.span(2))
     for m in _RUST_PANIC_MESSAGE.finditer(text):
         messages.append(f"panic: {m.group(1) or m.group(2)}")
         spans.append((m.start(), m.start(1) if m.group(1) is not None else m.start(2)))
     for thrown in native.thrown(text):  # an uncaught C++ exception
         messages.append(thrown.message)
         spans.extend(thrown.blanks)
+        if thrown.type_span is not None:
+            qualifier_span(*thrown.type_span)
     spans.extend(native.runner_lines(text))  # GoogleTest's and Catch2's own lines
     messages = list(dict.fromkeys(messages))
     if not spans:

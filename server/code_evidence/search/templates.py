@@ -162,9 +162,8 @@ def best_template(text: str, bodies: list[str]) -> TemplateMatch | None:
         pieces, fixed, closed = split
         for body, counts in sized:
             size = max(1, counts[-1])
-            if min(1.0, fixed / size) < MIN_COVERAGE:
-                continue
-            if best is not None and min(1.0, fixed / size) <= best.coverage:
+            bound = min(1.0, fixed / size)  # all its pieces, all written text
+            if bound < MIN_COVERAGE or (best is not None and bound <= best.coverage):
                 continue
             starts = _in_order(pieces, body, closed)
             if starts is None:
