@@ -43,8 +43,13 @@ A program whose failure does not pass through the package's own files, or whose 
 differs from the workspace's, is reported and left out.
 
 Gold: the innermost frame in the package's files (the shared rule for traces: where the fix
-goes), its file and line. Two cases a failure, more where the language's test runners run
-here: ``trace``, everything the interpreter printed,
+goes), its file and line. Go returns most of its errors rather than panicking: a Go snippet
+with a ``gold`` key (``flag.go:478``) prints the error it got, as programs do (``fmt.Println(err)``,
+``log.Fatal(err)``, cobra's ``Error: …`` and usage), and is one case, ``returned``, asked as
+printed; its gold is labelled by hand at the statement whose literal starts the message (the
+outermost wrap of a chain such as ``invalid argument "abc" for "-n, --count" flag: strconv.
+ParseInt: …``), checked against the output (:func:`returned_case`). Two cases a failure, more
+where the language's test runners run here: ``trace``, everything the interpreter printed,
 and ``message``, its error line alone without the place (Ruby's ``path:line:in 'm': `` before
 it, PHP's `` in path:line`` after it; Java's ``Exception in thread`` line; Node's first line of
 the error's text; Go's ``panic:`` line; a Rust panic's message, the line under its place; the
@@ -165,7 +170,7 @@ _MCS_LIBRARY = [
 class Case:
     project: str
     language: str
-    kind: str  # trace | message | test-report
+    kind: str  # trace | message | returned | sanitizer | test-report
     name: str
     query: str
     path: str  # gold: the innermost frame in the package's files
@@ -566,6 +571,41 @@ def test_report(runtime: Runtime, runner: str, snippet: dict[str, str], place: s
     return output if run.returncode and named else None
 
 
+# A string literal's text up to its first placeholder (a printf verb): what a message written
+# by it starts with (``returned_case`` checks a hand-labelled gold line by it).
+_GO_LITERAL = re.compile(r'"((?:[^"\\\n]|\\.)*)"|`([^`]*)`')
+_VERB = re.compile(r"%[-+ #0]*\d*(?:\.\d+)?[a-zA-Z%]")
+
+
+def returned_case(runtime: Runtime, snippet: dict[str, str]) -> Case | None:
+    """A Go snippet that prints the error it was returned (no panic, so no frame): the case is
+    what it printed, its gold the hand-labelled ``gold`` (``file.go:line``, the statement whose
+    literal starts the printed message). Checked here: the program failed, the installed file
+    is the workspace's, and a literal on the gold line or the two under it (a call wrapped over
+    lines) has text before its first verb that the output holds."""
+    project, name = snippet["package"], snippet["name"]
+    cmd, cwd, env = runtime.command("go", project, name, snippet["code"])
+    run = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=300, cwd=cwd, env={**os.environ, **env}
+    )
+    output = (run.stderr or run.stdout).strip()
+    path, line = snippet["gold"].rsplit(":", 1)
+    installed = runtime.installed("go", project) / path
+    ours = runtime.packages / project / path
+    if not run.returncode or not ours.is_file() or ours.read_bytes() != installed.read_bytes():
+        log(f"left out, no error or another file: {project} {name}: {output[:120]!r}")
+        return None
+    lines = ours.read_text(encoding="utf-8").splitlines()[int(line) - 1 : int(line) + 2]
+    heads = [
+        _VERB.split(m.group(1) or m.group(2) or "", 1)[0]
+        for m in _GO_LITERAL.finditer("\n".join(lines))
+    ]
+    if not any(len(h.strip()) >= 4 and h in output for h in heads):
+        log(f"left out, the gold line writes no part of the output: {project} {name}")
+        return None
+    return Case(project, "Go", "returned", name, output, path, int(line))
+
+
 def build_cases(packages: Path, work: Path) -> list[Case]:
     runtime = Runtime(packages, work)
     work.mkdir(parents=True, exist_ok=True)
@@ -578,6 +618,10 @@ def build_cases(packages: Path, work: Path) -> list[Case]:
                 if not native:
                     log(f"left out, no frame in the package: {label}")
                 cases.extend(native)
+                continue
+            if "gold" in s:  # a printed error, labelled at its template
+                returned = returned_case(runtime, s)
+                cases.extend([returned] if returned else [])
                 continue
             cmd, cwd, env = runtime.command(language, s["package"], s["name"], s["code"])
             run = subprocess.run(
@@ -632,7 +676,7 @@ def kind_label(kind: str, runner: str) -> str:
 
 
 def table(rows: list[dict]) -> str:
-    kinds = ["trace", "message", "sanitizer"] + [
+    kinds = ["trace", "message", "returned", "sanitizer"] + [
         kind_label("test-report", runner) for runners in RUNNERS.values() for runner in runners
     ]
     groups = [

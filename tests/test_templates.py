@@ -185,6 +185,176 @@ def test_a_template_explains_its_message_whatever_the_values_formatted_in() -> N
     assert not {"json.exception.type_error", "what", "json_abi_v3_11_2"} & set(qa.identifiers)
 
 
+FLAG_ERROR = (
+    'invalid argument "abc" for "-n, --count" flag: strconv.ParseInt: parsing "abc": invalid syntax'
+)
+ESCAPED = FLAG_ERROR.replace('"', '\\"')
+
+
+def test_a_template_that_wraps_an_error_writes_the_wrapped_text_too() -> None:
+    """Go's ``fmt.Errorf("…: %v", err)`` (so Python's ``f"…: {e}"``, Rust's ``#[error("…:
+    {0}")]``) formats another error's message in after its ": ": the whole printed chain is its
+    text. A literal that does not end in ": " and a value gets no such credit, and a comment's
+    quote is no template at all."""
+    body = FLAG_ERROR
+    wrap = 'return fmt.Errorf("invalid argument %q for %q flag: %v", value, flagName, err)'
+    match = templates.best_template(wrap, [body])
+    assert match is not None and match.coverage == 1.0
+    # The wrapped error's own template explains its part only, and a literal whose value
+    # closes it with no ": " before explains no more than its pieces.
+    inner = templates.best_template('fmt.Errorf("parsing %q: invalid syntax", s)', [body])
+    assert inner is not None and inner.coverage < 0.5
+    closed = templates.best_template('f"{a} is not a valid {b}"', ["x is not a valid y: z w v"])
+    assert closed is not None and closed.coverage < 0.7
+    comment = "// that go along with 'unknown command' messages.\nfunc f() {}"
+    assert templates.best_template(comment, ['unknown command "deploy" for "app"']) is None
+    comments = "# 'not a message'\n/* 'nor this' */\n * 'nor this'\nx = 'one message'"
+    assert templates.literals(comments) == ["one message"]
+
+
+def test_a_printed_message_is_asked_for_its_template_however_it_was_pasted() -> None:
+    """A Go program prints the error it was returned and exits: the message alone, with ``go
+    run``'s exit line or ``log``'s time, is read as a message; a chain's parts are searched for
+    one by one; cobra's hint and usage under its ``Error:`` line are printed, not typed."""
+    printed = 'invalid argument "abc" for "-n, --count" flag: strconv.ParseInt: parsing "abc"'
+    for pasted in (printed, f"{printed}\nexit status 2", f"2026/12/03 17:41:07 {printed}\n"):
+        qa = analyze(pasted)
+        assert qa.message_bodies == [printed]
+        assert ["invalid", "argument", "flag"] in qa.message_terms
+    assert analyze(f"{printed}\nand then a second line of text").message_bodies == []
+    cobra = (
+        'Error: unknown command "deploy" for "app"\nRun \'app --help\' for usage.\n'
+        "Usage:\n  app [flags]\n\nFlags:\n  -h, --help   help for app\n\nexit status 1"
+    )
+    assert analyze(cobra).quoted == []
+    assert typed_text(cobra).split() == []
+
+
+GO_FLAGS = {
+    "flag.go": """package flags
+
+import "fmt"
+
+// Set sets the value of the named flag.
+func (f *FlagSet) Set(name, value string) error {
+	flag, ok := f.formal[name]
+	if !ok {
+		return fmt.Errorf("no such flag -%v", name)
+	}
+	if err := flag.Value.Set(value); err != nil {
+		flagName := fmt.Sprintf("-%s, --%s", flag.Shorthand, flag.Name)
+		return fmt.Errorf("invalid argument %q for %q flag: %v", value, flagName, err)
+	}
+	f.actual[name] = flag
+	return nil
+}
+""",
+    "count.go": """package flags
+
+import "strconv"
+
+// -- count Value
+type countValue int
+
+// Set parses a count flag's value: a number, or +1 when the flag is given alone.
+func (i *countValue) Set(s string) error {
+	if s == "+1" {
+		*i = countValue(*i + 1)
+		return nil
+	}
+	v, err := strconv.ParseInt(s, 0, 0)
+	*i = countValue(v)
+	return err
+}
+
+// CountP defines a count flag with a shorthand: -n, --count.
+func (f *FlagSet) CountP(name, shorthand, usage string) *int {
+	p := new(int)
+	f.VarP(newCountValue(0, p), name, shorthand, usage)
+	return p
+}
+""",
+    "int.go": """package flags
+
+import "strconv"
+
+type intValue int
+
+// Set parses an int flag's value.
+func (i *intValue) Set(s string) error {
+	v, err := strconv.ParseInt(s, 0, 64)
+	*i = intValue(v)
+	return err
+}
+""",
+}
+
+
+@pytest.mark.parametrize(
+    "pasted",
+    [
+        f"{FLAG_ERROR}\nexit status 2",  # go run's output
+        f'time="2026-12-03T17:42:26Z" level=error msg="parse failed" error="{ESCAPED}"',  # logrus
+        '{"level":50,"time":1764783746000,"pid":7,"hostname":"web-1","err":{"type":"Error",'
+        f'"message":"{ESCAPED}","stack":"Error: x"}},"msg":"{ESCAPED}"}}',  # pino
+    ],
+)
+def test_a_go_program_s_printed_error_finds_the_statement_that_wrote_it(
+    tmp_path: Path, pasted: str
+) -> None:
+    """What a program shows for a flag it could not parse, printed or logged: the chain pflag's
+    ``Set`` wrote, the value's words (``count``) and the wrapped ``strconv.ParseInt`` aside."""
+    res = _answer(tmp_path, GO_FLAGS, pasted)
+    assert res.results[0].symbol == "FlagSet.Set"
+    assert res.results[0].scores["template_coverage"] == 1.0
+    assert not res.insufficient
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ERROR:root:{m}",  # Python's logging by default
+        "2026-12-03 17:42:26,123 - app.cli - ERROR - {m}",  # Python's asctime format
+        "[2026-12-03 17:42:26,123] ERROR in app: {m}",  # Flask's
+        "[2026-12-03T17:42:26.123456+00:00] app.ERROR: {m} [] []",  # Monolog
+        "E, [2026-12-03T17:42:26.123456 #4242] ERROR -- : {m}",  # Ruby's Logger
+        "E1203 17:42:26.123456   4242 main.go:42] {m}",  # glog, klog
+        "Dec 03, 2026 5:42:26 PM com.example.App run\nSEVERE: {m}",  # java.util.logging
+        "17:42:26.123 [main] ERROR com.example.App - {m}",  # logback
+        "2026-12-03 17:42:26.123 ERROR 4242 --- [  main] com.example.App  : {m}",  # Spring Boot
+        "[2026-12-03T17:42:26Z ERROR app::db] {m}",  # env_logger
+        '2026-12-03T17:42:26.123Z\tERROR\tcmd/main.go:42\t{m}\t{{"port": 80}}',  # zap
+    ],
+)
+def test_a_log_line_s_prefix_is_the_logger_s(line: str) -> None:
+    """The common formats that write a time, a level and a name before the message: the
+    message is the error line, the rest is printed."""
+    message = "mux: route doesn't have a host"
+    qa = analyze(line.format(m=message))
+    assert qa.messages == [f"Error: {message}"]
+    assert typed_text(line.format(m=message)).strip() == ""
+
+
+def test_a_log_line_s_message_and_error_are_its_error_lines() -> None:
+    """A JSON or logfmt log record: its message and error are read as error lines; its keys,
+    time, level and escaped quotes are the logger's, not typed. A JSON object with no level or
+    time is no log record."""
+    line = (
+        'time="2026-12-03T17:42:26Z" level=error msg="building URL failed" '
+        'error="mux: variable \\"latest\\" doesn\'t match"'
+    )
+    qa = analyze(line)
+    assert qa.messages == [
+        "Error: building URL failed",
+        'Error: mux: variable "latest" doesn\'t match',
+    ]
+    assert qa.intent == "fix-failure" and qa.quoted == [] and typed_text(line).strip() == ""
+    assert not {"time", "level", "msg"} & set(qa.terms)
+    record = '{"level":"error","msg":"mux: route doesn\'t have a host","time":"2026-12-03"}'
+    assert analyze(record).messages == ["Error: mux: route doesn't have a host"]
+    assert analyze('why is {"message": "hello there"} rejected').messages == []
+
+
 def test_a_table_of_addresses_is_not_a_message_template() -> None:
     """A module's table of URLs must not read as the template of a question quoting one of
     them; the address a function fetches still does."""
@@ -556,6 +726,8 @@ def _regex_best_template(text: str, bodies: list[str]) -> templates.TemplateMatc
             # cover, over all of them.
             counts = templates.written(body)
             covered = sum(counts[m.end(i)] - counts[m.start(i)] for i in range(1, len(pieces) + 1))
+            if templates._WRAP_END.search(split):  # the wrapped error's text follows its end
+                covered += counts[-1] - counts[m.end(len(pieces))]
             coverage = min(1.0, covered / max(1, counts[-1]))
             if coverage >= templates.MIN_COVERAGE and (best is None or coverage > best.coverage):
                 best = templates.TemplateMatch(coverage, literal)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from ..index import cjk
 from ..index.terms import code_terms, split_identifier
-from . import crosslingual
+from . import crosslingual, programs
 from .runtime_messages import runtime_names
 from .stacktraces import (
     Frame,
@@ -188,6 +188,27 @@ def literal_terms(body: str) -> list[str]:
     return list(dict.fromkeys(w for w in words if w not in STOPWORDS and len(w) > 1))
 
 
+# A message wraps the error it reports after ": " (Go's ``fmt.Errorf("invalid argument %q for
+# %q flag: %v", …, err)``, click's ``Invalid value for {hint}: {message}``): each part was
+# written by a template of its own, so each part's words are searched for on their own too.
+MAX_WRAPPED_PARTS = 4
+MIN_PART_WORDS = 2
+
+
+def message_word_sets(bodies: list[str]) -> list[list[str]]:
+    """The word sets a template that wrote (part of) these message bodies must hold: each
+    body's literal words, then those of each ": "-separated part of it with at least
+    ``MIN_PART_WORDS`` (``mux`` alone is no template's text)."""
+    out: list[tuple[str, ...]] = []
+    for body in bodies:
+        out.append(tuple(literal_terms(body)))
+        parts = body.split(": ")
+        if len(parts) > 1:
+            words = (tuple(literal_terms(part)) for part in parts[:MAX_WRAPPED_PARTS])
+            out.extend(w for w in words if len(w) >= MIN_PART_WORDS)
+    return [list(words) for words in dict.fromkeys(out) if words]
+
+
 def _exception_type_names(message: str) -> list[str]:
     """``click.exceptions.BadParameter: ...`` -> the qualified name and its last part (parts
     joined by dots, Ruby's ``::`` or PHP's backslash)."""
@@ -292,8 +313,9 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
     # answer must contain.
     exception_types = {part for m in messages for part in _exception_type_names(m)}
     bodies = [message_body(m) for m in messages]
-    if not bodies and not frames and "\n" not in raw.strip() and 12 <= len(raw.strip()) <= 300:
-        bodies = [raw.strip()]
+    bare = None if bodies or frames else programs.bare_message(raw)
+    if bare is not None:
+        bodies = [bare]
     # The types a ``raise`` in the workspace may have produced; the interpreter wrote the
     # messages it recognises itself, so their raise sites are not where those come from. A
     # type is capitalised, or qualified the C++ way (``nlohmann::detail::type_error``): a bare
@@ -389,7 +411,7 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
         messages=messages,
         fragments=list(dict.fromkeys(fragments)),
         message_bodies=list(dict.fromkeys(b for b in bodies if b)),
-        message_terms=[t for t in (literal_terms(message_body(m)) for m in messages) if t],
+        message_terms=message_word_sets(bodies),
         exception_types=raised,
         rendering=rendering.text if rendering is not None else None,
         glossary_firsts=firsts,

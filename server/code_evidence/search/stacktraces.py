@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from . import consoles, native
+from . import consoles, native, programs
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,6 +315,7 @@ def typed_text(text: str) -> str:
     pytest = pytest_report(text)
     console = consoles.printed_by(text)  # IPython's or Rich's traceback: what they print
     crash = native.printed_by(text)  # a sanitizer's, a debugger's: what the tools print
+    program = programs.printed_by(text)  # log lines, cobra's usage, ``go run``'s exit line
     indented = pytest or console is not None or _INDENTED_REPORT.search(text) is not None
     runner = indented or _TEST_FAILED.search(text) is not None
     text = _TAP_BLOCK.sub("", text)  # a TAP block is printed whole (its test's line too)
@@ -326,7 +327,7 @@ def typed_text(text: str) -> str:
             continue
         if (indented and line[:1] in (" ", "\t")) or (pytest and _PYTEST_PRINTED.match(line)):
             continue
-        if (console is not None and console(line)) or (crash is not None and crash(line)):
+        if any(p is not None and p(line) for p in (console, crash, program)):
             continue
         if runner and (_TAP_PRINTED.match(line) or _RUNNER_PRINTED.match(line)):
             continue
@@ -430,6 +431,9 @@ def error_lines(text: str) -> ErrorLines:
         if thrown.type_span is not None:
             qualifier_span(*thrown.type_span)
     spans.extend(native.runner_lines(text))  # GoogleTest's and Catch2's own lines
+    for record in programs.log_lines(text):  # a log line: its message and its error
+        messages.extend(f"Error: {t}" for t in record.texts)
+        spans.extend(record.blanks())
     messages = list(dict.fromkeys(messages))
     if not spans:
         return ErrorLines(messages, text)

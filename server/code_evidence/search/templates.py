@@ -28,6 +28,9 @@ _LITERAL = re.compile(
 )
 MIN_LITERAL_CHARS = 4  # shorter literals ("", ", ", "%s") write no message
 _TRIPLE = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'')
+# A line that is a comment (``//``, ``/*``, a block comment's ``*``, ``#`` and a space): what it
+# quotes writes no message (cobra's ``// that go along with 'unknown command' messages.``).
+_COMMENT_LINE = re.compile(r"^[ \t]*(?://|/\*|\*(?:[ \t/]|$)|#(?:[ \t!]|$)).*$", re.M)
 # What a value is formatted in with: {..} (Python, Rust, C#, Kotlin ${..}, JS ${..}, Ruby #{..}),
 # %-verbs (printf, Python %, Go), {} and Java's String.format verbs, PHP's "$x" and "$x->y",
 # Swift's \(..).
@@ -44,6 +47,11 @@ MAX_ADDRESSES = 3
 # an address literal that ends in a placeholder (its end is open: any value follows).
 _URL_CHAR = re.compile(r"[A-Za-z0-9_/?=&%#~+@-]|[.:,;][A-Za-z0-9_]")
 _OPEN_END = re.compile(rf"(?:{_PLACEHOLDER.pattern})\s*$")
+# A literal that ends in ": " and a value wraps another error's message (Go's ``fmt.Errorf(
+# "invalid argument %q for %q flag: %v", …, err)``, Python's ``f"cannot load {path}: {e}"``,
+# Rust's ``#[error("io error: {0}")]``): what follows its last piece in the pasted message is
+# the wrapped error's text, which the template did write by formatting it in.
+_WRAP_END = re.compile(rf":\s*(?:{_PLACEHOLDER.pattern})\s*$")
 MIN_LITERAL = 8  # characters of literal text a template needs to be evidence
 MIN_COVERAGE = 0.3  # share of the message a template must explain
 # A chunk whose literal writes at least this share of the pasted message is where the message
@@ -65,11 +73,17 @@ class TemplateMatch:
     literal: str  # the literal that matched, as written
 
 
+@dataclass(frozen=True, slots=True)
+class _Pieces:
+    fixed: tuple[str, ...]  # the literal's text between placeholders (placeholders match any value)
+    size: int  # their characters, spaces at their ends aside
+    closed: bool  # a closed address: must match a whole address (see :func:`_in_order`)
+    wraps: bool  # ends in ": " and a value: another error's message follows (``_WRAP_END``)
+
+
 @lru_cache(maxsize=16384)
-def _pieces(literal: str) -> tuple[tuple[str, ...], int, bool] | None:
-    """The literal's fixed pieces between placeholders (placeholders match any value), their
-    length, and whether it is a closed address (an address not ending in a placeholder: it
-    must match a whole address, see :func:`_in_order`); None under :data:`MIN_LITERAL`.
+def _pieces(literal: str) -> _Pieces | None:
+    """The literal's fixed pieces, read for matching; None under :data:`MIN_LITERAL`.
     Cached: a workspace repeats its literals across questions and candidates, and this is all
     the work a literal needs before matching (no regex is compiled)."""
     text = literal
@@ -84,7 +98,8 @@ def _pieces(literal: str) -> tuple[tuple[str, ...], int, bool] | None:
     if fixed < MIN_LITERAL:
         return None
     closed = _ADDRESS.match(literal) is not None and not _OPEN_END.search(literal)
-    return tuple(p for p in pieces if p), fixed, closed
+    wraps = _WRAP_END.search(text) is not None
+    return _Pieces(tuple(p for p in pieces if p), fixed, closed, wraps)
 
 
 def _in_order(pieces: tuple[str, ...], body: str, closed: bool = False) -> list[int] | None:
@@ -112,11 +127,12 @@ def literals(text: str) -> list[str]:
     """The string literals of a chunk's text that could have produced a message, as written
     (escapes and placeholders kept). Triple-quoted strings are docstrings, not messages: left
     out (a one-line question that is a docstring's sentence must not read as a pasted
-    message). So are the addresses (``https://…``, ``//host/…``) of a chunk that holds more
-    than :data:`MAX_ADDRESSES` of them: such a table names every address in it alike, and
-    would read as the template of any question quoting one, above the function that fetches
-    it (whose own address, a template like ``f"https://host/item_{code}.html"``, still counts)."""
-    text = _TRIPLE.sub(" ", text)
+    message), and a comment line prints nothing. Nor are the addresses (``https://…``,
+    ``//host/…``) of a chunk that holds more than :data:`MAX_ADDRESSES` of them: such a table
+    names every address in it alike, and would read as the template of any question quoting
+    one, above the function that fetches it (whose own address, a template like
+    ``f"https://host/item_{code}.html"``, still counts)."""
+    text = _COMMENT_LINE.sub("", _TRIPLE.sub(" ", text))
     found = [next(g for g in m.groups() if g is not None) for m in _LITERAL.finditer(text)]
     found = [lit for lit in found if len(lit) >= MIN_LITERAL_CHARS]
     address = [_ADDRESS.match(lit) is not None for lit in found]
@@ -156,22 +172,23 @@ def best_template(text: str, bodies: list[str]) -> TemplateMatch | None:
     if not sized:
         return None
     for literal in literals(text):
-        split = _pieces(literal)
-        if split is None:
+        read = _pieces(literal)
+        if read is None:
             continue
-        pieces, fixed, closed = split
         for body, counts in sized:
             size = max(1, counts[-1])
-            bound = min(1.0, fixed / size)  # all its pieces, all written text
+            bound = 1.0 if read.wraps else min(1.0, read.size / size)  # all written text
             if bound < MIN_COVERAGE or (best is not None and bound <= best.coverage):
                 continue
-            starts = _in_order(pieces, body, closed)
+            starts = _in_order(read.fixed, body, read.closed)
             if starts is None:
                 continue
             covered = sum(
                 counts[at + len(piece)] - counts[at]
-                for at, piece in zip(starts, pieces, strict=True)
+                for at, piece in zip(starts, read.fixed, strict=True)
             )
+            if read.wraps:  # the wrapped message, formatted in after the last piece
+                covered += counts[-1] - counts[starts[-1] + len(read.fixed[-1])]
             coverage = min(1.0, covered / size)
             if coverage >= MIN_COVERAGE and (best is None or coverage > best.coverage):
                 best = TemplateMatch(coverage, literal)
