@@ -36,8 +36,8 @@ from pathlib import Path
 
 from common import CACHE_ROOT, log
 from doc_questions import ALL_PACKAGES
-from held_out import place_rows, place_table, write_report
-from thrown_messages import build_cases
+from held_out import place_table, write_report
+from thrown_messages import ask, build_cases
 
 GOPATH = Path("/usr/share/gocode")
 PINO = "pino@9.5.0"
@@ -171,17 +171,6 @@ def build(packages: Path, work: Path, per_package: int, seed: int) -> list[Case]
     return cases
 
 
-def ask(root: Path, index_root: Path, cases: list[Case]) -> list[dict]:
-    return place_rows(
-        root,
-        index_root,
-        cases,
-        lambda c: list(c.gold),
-        lambda c, r: any(r.start <= b and r.end >= a for a, b in c.gold.get(r.path, [])),
-        "site",
-    )
-
-
 def table(rows: list[dict]) -> str:
     groups = [
         (
@@ -210,7 +199,7 @@ def main() -> None:
         for c in cases:
             print(f"{c.project}\t{c.logger}\t{c.query.splitlines()[0][:140]}")
         return
-    rows = ask(args.packages, args.index_root, cases)
+    rows = ask(args.packages, args.index_root, cases)  # a message's sites, as thrown_messages
     print(table(rows))
     write_report(rows, "logged-messages", args.out)
 
