@@ -168,6 +168,17 @@ def test_frame_paths_map_onto_the_workspace() -> None:
     java = Frame("Broker.java", 57, "offer", "com/acme/queue/")
     assert map_to_workspace(java, paths) == "src/main/java/com/acme/queue/Broker.java"
     assert map_to_workspace(Frame("/usr/lib/python3.11/json/decoder.py", 1, None), paths) is None
+    # A package installed from the workspace's src/ (or lib/) folder: a user's bug report names
+    # it where pip put it. A file right under src/ is no package's and matches no such frame.
+    site = "/home/u/venv/lib/python3.12/site-packages/"
+    installed = ["src/click/core.py", "lib/ansible/cli/doc.py", "src/setup.py", "core.py"]
+    assert map_to_workspace(Frame(f"{site}click/core.py", 1, None), installed) == (
+        "src/click/core.py"
+    )
+    assert map_to_workspace(Frame(f"{site}ansible/cli/doc.py", 1, None), installed) == (
+        "lib/ansible/cli/doc.py"
+    )
+    assert map_to_workspace(Frame(f"{site}setuptools/setup.py", 1, None), installed) is None
 
 
 def test_traceback_query_is_a_failure_intent() -> None:

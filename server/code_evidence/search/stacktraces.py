@@ -472,16 +472,23 @@ def message_fragments(message: str) -> list[str]:
     return out
 
 
+# A Python source root before a package (``src/flask/app.py``): an installed package's frames
+# name the package without it (``…/site-packages/flask/app.py``).
+_SOURCE_ROOT = re.compile(r"^(?:[^/]+/)*?(?:src|lib)/(?=[^/]+/)")
+
+
 def map_to_workspace(frame: Frame, paths: list[str]) -> str | None:
     """The workspace file a printed frame path means: exact, or the longest path suffix match
-    (absolute paths from another machine, ``./src/x.js``, Java's bare file names)."""
+    (absolute paths from another machine, ``./src/x.js``, Java's bare file names, a Python
+    package installed from the workspace's ``src/`` or ``lib/``)."""
     printed = re.sub(r"^(?:\./)+", "", frame.path.replace("\\", "/")).lstrip("/")
     if printed in paths:
         return printed
     bare = "/" not in printed
     best: str | None = None
     for p in paths:
-        suffix = printed.endswith("/" + p)
+        installed = _SOURCE_ROOT.sub("", p, count=1) if p.endswith(".py") else p
+        suffix = printed.endswith("/" + p) or printed.endswith("/" + installed)
         java_like = bare and p.endswith("/" + printed) and (not frame.hint or frame.hint in p)
         if (suffix or java_like) and (best is None or len(p) > len(best)):
             best = p
