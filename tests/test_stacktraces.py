@@ -524,12 +524,14 @@ def test_rspec_jest_vitest_junit_and_phpunit_reports_give_frames_and_error_lines
 def test_v8_frames_of_constructors_and_of_calls_by_another_name() -> None:
     trace = """Error: Route.get() requires a callback function but got a [object Undefined]
     at Route.<computed> [as get] (/srv/node_modules/express/lib/router/route.js:216:15)
+    at get error [as error] (/srv/node_modules/zod/lib/types.js:43:31)
     at new Command (/srv/node_modules/commander/lib/command.js:12:3)
     at Layer.handle [as handle_request] (/srv/node_modules/express/lib/router/layer.js:95:5)
     at async Promise.all (index 0)
     at /srv/app.js:7:1"""
     assert [(f.path.rsplit("/", 1)[-1], f.line) for f in parse_frames(trace)] == [
         ("route.js", 216),
+        ("types.js", 43),  # a getter (V8 prints ``get name``; so ``set name``)
         ("command.js", 12),
         ("layer.js", 95),
         ("app.js", 7),

@@ -27,7 +27,7 @@ _PY = re.compile(r'^\s*File "([^"]+)", line (\d+)(?:, in (\S+))?', re.M)
 # a constructor (``new Route (…)``) or carry the name it was called by (``Layer.handle [as
 # handle_request] (…)``, ``Route.<computed> [as get] (…)``).
 _V8_FRAME = (
-    r"(?:(?:async |new )?([^\s(]+)(?: \[as [^\]\s]+\])? \()?"
+    r"(?:(?:async |new |get |set )?([^\s(]+)(?: \[as [^\]\s]+\])? \()?"
     r"((?:file://)?[^\s()]+?):(\d+):\d+\)?\s*$"
 )
 _JS = re.compile(rf"^\s*at {_V8_FRAME}", re.M)
