@@ -173,7 +173,7 @@ class Case:
     kind: str  # trace | message | returned | sanitizer | test-report
     name: str
     query: str
-    path: str  # gold: the innermost frame in the package's files
+    path: str  # gold: the innermost frame in the package's files (``returned``: the label)
     line: int
     runner: str = ""  # a test-report's test runner (:data:`RUNNERS`)
 
@@ -619,7 +619,7 @@ def build_cases(packages: Path, work: Path) -> list[Case]:
                     log(f"left out, no frame in the package: {label}")
                 cases.extend(native)
                 continue
-            if "gold" in s:  # a printed error, labelled at its template
+            if language == "go" and "gold" in s:  # a printed error, labelled at its template
                 returned = returned_case(runtime, s)
                 cases.extend([returned] if returned else [])
                 continue
