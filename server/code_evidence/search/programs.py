@@ -119,7 +119,8 @@ class LogLine:
 def log_lines(text: str) -> list[LogLine]:
     """The log records in ``text``: a line in one of the common formats that write a time and
     a level before the message (``_PREFIXED``), and a line that is a JSON object, or two
-    ``key=value`` pairs or more, with a message key and a record key (a level or a time)."""
+    ``key=value`` pairs or more, with a message key and a record key (a level or a time); a
+    logfmt record whose message is empty is a log line too, with no text to read."""
     out: list[LogLine] = []
     taken: set[int] = set()
     for m in _PREFIXED.finditer(text):
@@ -146,11 +147,12 @@ def log_lines(text: str) -> list[LogLine]:
         pairs = {m.group(1): m for m in _LOGFMT_PAIR.finditer(line)}
         if len(pairs) < 2 or not RECORD_KEYS & pairs.keys():
             continue
+        if not any(k in pairs for k in MESSAGE_KEYS):
+            continue
         found = [pairs[k] for k in (*MESSAGE_KEYS, *ERROR_KEYS) if k in pairs]
-        texts = [_logfmt_value(m.group(2)) for m in found]
-        if found and any(texts) and any(k in pairs for k in MESSAGE_KEYS):
-            values = [(start + m.start(2), start + m.end(2)) for m in found]
-            out.append(LogLine([t for t in texts if t], (start, start + len(line)), values))
+        texts = [t for t in (_logfmt_value(m.group(2)) for m in found) if t]
+        values = [(start + m.start(2), start + m.end(2)) for m in found]
+        out.append(LogLine(texts, (start, start + len(line)), values))
     return out
 
 

@@ -207,14 +207,14 @@ _RUBY_MESSAGE = re.compile(
     rf"\(((?:[A-Z]\w*::)*(?:Error|{_TYPE_LAST})|Errno::E[A-Z]+)\)\s*$",
     re.M,
 )
-# The lines a trace prints around its frames (Python's, Go's, PHP's, Rust's), and a structured
-# log line (logrus's ``time="…" level=panic msg="cannot open orders.db"``): printed, not typed.
+# The lines a trace prints around its frames (Python's, Go's, PHP's, Rust's): printed, not
+# typed. (A log line before a panic, logrus's ``time="…" level=panic msg="…"``, is
+# ``programs.log_lines``'s.)
 _PY_HEADERS = re.compile(
     r"^(?:Traceback \(most recent call last\):|During handling of the above exception"
     r"|The above exception was the direct cause|goroutine \d+ \[|Stack trace:|#\d+ \{main\}"
     r"|thrown in \S+ on line \d+|note: run with `RUST_BACKTRACE=|note: Some details are omitted"
-    r"|stack backtrace:"
-    r"|(?:time=\"[^\"]*\" )?level=\w+ msg=)"
+    r"|stack backtrace:)"
 )
 # The values a message formats in: quoted parts (an apostrophe inside a word, ``can't``, quotes
 # nothing), <reprs>, numbers, paths. A path's run is bounded: unbounded, a 20,000-character
