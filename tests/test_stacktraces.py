@@ -935,3 +935,128 @@ def test_testify_s_failed_assertion_reads_the_error_the_code_returned() -> None:
     ]
     assert qa.quoted == [] and qa.intent == "fix-failure" and not qa.about_tests
     assert "received" not in qa.terms
+
+
+BUILT_LIBRARY = {
+    "package.json": '{"name": "@acme/streams", "version": "2.0.0", "main": "dist/cjs/index.js"}',
+    "src/internal/operators/elementAt.ts": """import { ArgumentOutOfRangeError } from '../util';
+
+/** Emits the single value at the specified index. */
+export function elementAt<T>(index: number) {
+  if (index < 0) {
+    throw new ArgumentOutOfRangeError();
+  }
+  return (source: T[]) => source[index];
+}
+""",
+    "src/internal/operators/first.ts": """export function first<T>(values: T[]) {
+  return values[0];
+}
+""",
+    "src/internal/util/errors.ts": """export class ArgumentOutOfRangeError extends Error {
+  constructor() {
+    super('argument out of range');
+  }
+}
+
+export function die(message: string): never {
+  throw new Error('[streams] ' + message);
+}
+""",
+    "src/api/observe.ts": """import { die } from '../internal/util/errors';
+
+export function observe(target: unknown, listener: unknown) {
+  if (typeof listener !== 'function') die('observe expects a function');
+  return target;
+}
+""",
+    "src/Store.ts": """export class Store {
+  select(key: string) {
+    if (!key) throw new Error('select needs a key');
+    return key;
+  }
+
+  reset() {
+    return this;
+  }
+}
+""",
+}
+
+
+def test_a_build_s_frames_find_the_sources_the_build_was_made_from(tmp_path: Path) -> None:
+    """A TypeScript library's users print its build (``dist/cjs/…/elementAt.js``, or one
+    bundle); its repository holds the sources. The frame is placed by its module path and its
+    function's name, never by the build's line (11 here, the source's is 6); a bundle's by the
+    one definition of its function's name (a class or a function the bundler renamed,
+    ``Store2``, ``observe2``, too)."""
+    built = "/srv/app/node_modules/@acme/streams/dist/cjs/internal"
+    per_file = f"""Error: argument out of range
+    at new ArgumentOutOfRangeError ({built}/util/errors.js:7:9)
+    at elementAt ({built}/operators/elementAt.js:11:15)
+    at Object.<anonymous> (/srv/app/index.js:3:12)"""
+    bundle = """Error: [streams] observe expects a function
+    at die (/srv/app/node_modules/@acme/streams/dist/streams.cjs.development.js:89:11)
+    at observe (/srv/app/node_modules/@acme/streams/dist/streams.cjs.development.js:3688:7)
+    at Object.<anonymous> (/srv/app/index.js:2:1)"""
+    renamed = """Error: select needs a key
+    at Store2.select (/srv/app/node_modules/@acme/streams/dist/index.mjs:40:11)
+    at observe2 (/srv/app/node_modules/@acme/streams/dist/index.mjs:12:3)
+    at main (/srv/app/index.js:2:1)"""
+    with Engine(_js_workspace(tmp_path / "lib", BUILT_LIBRARY), tmp_path / "idx") as eng:
+        answers = {
+            name: eng.find(FindRequest(q))
+            for name, q in [("per_file", per_file), ("bundle", bundle), ("renamed", renamed)]
+        }
+    placed = {
+        name: [
+            (r.path, r.symbol)
+            for r in res.results
+            if "stack-frame" in r.reasons or "innermost-frame" in r.reasons
+        ]
+        for name, res in answers.items()
+    }
+    # The frame that decided to fail comes before the making of the error: the error class's
+    # constructor, and ``die``, which never returns.
+    assert placed["per_file"] == [
+        ("src/internal/operators/elementAt.ts", "elementAt"),
+        ("src/internal/util/errors.ts", "ArgumentOutOfRangeError"),
+    ]
+    assert placed["bundle"] == [
+        ("src/api/observe.ts", "observe"),
+        ("src/internal/util/errors.ts", "die"),
+    ]
+    assert "innermost-frame" in answers["bundle"].results[0].reasons
+    assert placed["renamed"] == [
+        ("src/Store.ts", "Store.select"),
+        ("src/api/observe.ts", "observe"),
+    ]
+
+
+def test_another_package_s_build_frames_are_not_the_workspace_s(tmp_path: Path) -> None:
+    """An app's trace through a dependency (``node_modules/express/lib/router/index.js``)
+    names no file of the app's, even where the app has a ``src/router/index.ts``."""
+    app = {
+        "package.json": '{"name": "shop-web", "private": true}',
+        "src/router/index.ts": "export function handle(req: unknown) {\n  return req;\n}\n",
+        "src/server.ts": "export function start(port: number) {\n  return port;\n}\n",
+    }
+    trace = """TypeError: Cannot read properties of undefined (reading 'url')
+    at handle (/srv/shop/node_modules/express/lib/router/index.js:175:20)
+    at start (/srv/shop/dist/server.js:9:7)"""
+    with Engine(_js_workspace(tmp_path / "app", app), tmp_path / "idx") as eng:
+        res = eng.find(FindRequest(trace))
+    framed = [
+        (r.path, r.symbol)
+        for r in res.results
+        if "innermost-frame" in r.reasons or "stack-frame" in r.reasons
+    ]
+    # The app's own build (dist/server.js) is its source's; express's frame is nobody's here.
+    assert framed == [("src/server.ts", "start")]
+
+
+def _js_workspace(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root

@@ -17,11 +17,12 @@ import numpy as np
 from ..config import Config
 from ..index.cochange import Partner
 from ..index.lexical import LexicalIndex
-from ..index.store import Store
+from ..index.store import Store, StoredChunk
 from ..index.vectors import VectorIndex
 from ..models.embed_cache import EmbeddingCache
 from ..models.embedder import Embedder
 from . import calls
+from .js_frames import BuiltFrames, failing_first
 from .query import QueryAnalysis
 from .stacktraces import map_to_workspace
 
@@ -197,16 +198,21 @@ def _stack_frames(qa: QueryAnalysis, store: Store, relations: dict[int, set[str]
     """The chunks that hold the workspace frames of a pasted stack trace, innermost first.
     The innermost workspace frame is tagged apart: it is usually where the fix goes."""
     paths = store.paths()
-    ranking: Ranking = []
+    built = BuiltFrames(store, paths)
+    placed: list[tuple[str, str | None, StoredChunk]] = []
     seen: set[int] = set()
     for frame in qa.frames:
         path = map_to_workspace(frame, paths)
-        if path is None:
-            continue
-        sc = store.chunk_at(path, frame.line)
+        if path is not None:
+            sc = store.chunk_at(path, frame.line)
+        else:  # a build's file: its source, by the function's name (its line is the build's)
+            sc = built.chunk(frame.path, frame.function)
         if sc is None or sc.id in seen:
             continue
         seen.add(sc.id)
+        placed.append((frame.path, frame.function, sc))
+    ranking: Ranking = []
+    for sc in failing_first(placed):
         relations.setdefault(sc.id, set()).add("innermost-frame" if not ranking else "stack-frame")
         ranking.append((sc.id, 1.0 / (len(ranking) + 1)))
     return ranking

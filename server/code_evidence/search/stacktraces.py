@@ -24,10 +24,10 @@ class Frame:
 
 _PY = re.compile(r'^\s*File "([^"]+)", line (\d+)(?:, in (\S+))?', re.M)
 # A V8 frame after its ``at``: ``fn (path:line:col)`` or ``path:line:col``; the function may be
-# a constructor (``new Route (…)``) or carry the name it was called by (``Layer.handle [as
-# handle_request] (…)``, ``Route.<computed> [as get] (…)``).
+# a constructor (``new Route (…)``, ``new`` kept) or carry the name it was called by
+# (``Layer.handle [as handle_request] (…)``, ``Route.<computed> [as get] (…)``).
 _V8_FRAME = (
-    r"(?:(?:async |new |get |set )?([^\s(]+)(?: \[as [^\]\s]+\])? \()?"
+    r"(?:(?:async |get |set )?((?:new )?[^\s(]+)(?: \[as [^\]\s]+\])? \()?"
     r"((?:file://)?[^\s()]+?):(\d+):\d+\)?\s*$"
 )
 _JS = re.compile(rf"^\s*at {_V8_FRAME}", re.M)
