@@ -43,7 +43,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from common import CACHE_ROOT, log
-from held_out import place_rows, place_table, write_report
+from held_out import place_table, write_report
+from runtime_traces import ask  # a place's file and line, as runtime_traces.py asks them
 
 SNIPPETS = Path(__file__).resolve().parent / "built_traces" / "snippets.toml"
 # A V8 frame with an absolute path: ``at fn (/p/x.js:1:2)`` or ``at /p/x.js:1:2``.
@@ -186,17 +187,6 @@ def build_cases(work: Path) -> list[Case]:
             continue
         cases.append(Case(s["package"], "typescript", "trace", s["name"], plain, path, line))
     return cases
-
-
-def ask(root: Path, index_root: Path, cases: list[Case]) -> list[dict]:
-    return place_rows(
-        root,
-        index_root,
-        cases,
-        lambda c: [c.path],
-        lambda c, r: r.path == c.path and r.start <= c.line <= r.end,
-        "line",
-    )
 
 
 def main() -> None:

@@ -76,8 +76,10 @@ import re
 import shutil
 import subprocess
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from common import CACHE_ROOT, log
 from held_out import place_rows, place_table, write_report
@@ -659,7 +661,9 @@ def build_cases(packages: Path, work: Path) -> list[Case]:
     return cases
 
 
-def ask(root: Path, index_root: Path, cases: list[Case]) -> list[dict]:
+def ask(root: Path, index_root: Path, cases: Sequence[Any]) -> list[dict]:
+    """Cases whose gold is a place (``path``, ``line``): this set's, ``built_traces.py``'s and
+    ``diagnostics.py``'s."""
     return place_rows(
         root,
         index_root,

@@ -185,12 +185,17 @@ def apply_features(
     out: list[Candidate] = []
     for c in cands:
         ch = c.stored.chunk
-        if (ch.is_generated and not cfg.index.include_generated) or (
+        # A file that declares itself generated is left out, unless a frame or a diagnostic
+        # the question pastes points into it: the question is about that file.
+        framed = bool(relations.get(c.id, set()) & {"innermost-frame", "stack-frame"})
+        if (ch.is_generated and not cfg.index.include_generated and not framed) or (
             ch.is_vendor and not cfg.index.include_vendor
         ):
             continue
         for channel in c.ranks:
             c.tag(channel)
+        if ch.is_generated:
+            c.tag("generated")  # kept for a frame: say what it is (the fix goes to its maker)
         if ch.is_test and not qa.about_tests:
             c.factor *= cfg.ranking.test_penalty
             c.tag("test")

@@ -296,12 +296,13 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
     error_codes = list(dict.fromkeys(m.group(1) for m in _ERROR_CODE_RE.finditer(typed)))
     identifiers = []
     path_text = set(paths)
+    all_paths = "\n".join(path_text)  # a word inside any path is inside this (one search)
     read = error_lines(raw)
     # Names come from the text with what the error lines say about the runtime and the type's
     # home blanked (``searched``): C++'s ``what():``, ``nlohmann::…::detail::``.
     for m in _IDENT_RE.finditer(_dotted_members(read.searched)):
         word = m.group(0)
-        if word in path_text or any(word in p for p in path_text):
+        if word in path_text or word in all_paths:
             continue
         if _looks_like_identifier(word):
             identifiers.append(word.removesuffix("()"))

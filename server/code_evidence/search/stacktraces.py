@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from . import consoles, native, programs
+from . import consoles, diagnostics, native, programs
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,6 +279,7 @@ def parse_frames(text: str) -> list[Frame]:
         frames.extend(Frame(m.group(1), int(m.group(2)), None) for m in _PHPUNIT.finditer(text))
     for m in _CSHARP.finditer(text):
         frames.append(Frame(m.group(3), int(m.group(4)), m.group(2)))
+    frames.extend(Frame(path, line, None) for path, line in diagnostics.places(text))
     return list(dict.fromkeys(frames))
 
 
@@ -316,6 +317,7 @@ def typed_text(text: str) -> str:
     console = consoles.printed_by(text)  # IPython's or Rich's traceback: what they print
     crash = native.printed_by(text)  # a sanitizer's, a debugger's: what the tools print
     program = programs.printed_by(text)  # log lines, cobra's usage, ``go run``'s exit line
+    diagnostic = diagnostics.printed_by(text)  # a compiler's or a linter's report
     indented = pytest or console is not None or _INDENTED_REPORT.search(text) is not None
     runner = indented or _TEST_FAILED.search(text) is not None
     text = _TAP_BLOCK.sub("", text)  # a TAP block is printed whole (its test's line too)
@@ -327,7 +329,7 @@ def typed_text(text: str) -> str:
             continue
         if (indented and line[:1] in (" ", "\t")) or (pytest and _PYTEST_PRINTED.match(line)):
             continue
-        if any(p is not None and p(line) for p in (console, crash, program)):
+        if any(p is not None and p(line) for p in (console, crash, program, diagnostic)):
             continue
         if runner and (_TAP_PRINTED.match(line) or _RUNNER_PRINTED.match(line)):
             continue
