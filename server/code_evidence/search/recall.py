@@ -195,8 +195,10 @@ def _named_lines(
 
 
 def _stack_frames(qa: QueryAnalysis, store: Store, relations: dict[int, set[str]]) -> Ranking:
-    """The chunks that hold the workspace frames of a pasted stack trace, innermost first.
-    The innermost workspace frame is tagged apart: it is usually where the fix goes."""
+    """The chunks that hold the workspace frames of a pasted stack trace (or a compiler's
+    places), innermost first; a frame of a build is placed in its source, and V8's frames that
+    only made the error follow the one that failed (``js_frames``). The innermost workspace
+    frame is tagged apart: it is usually where the fix goes."""
     paths = store.paths()
     built = BuiltFrames(store, paths)
     placed: list[tuple[str, str | None, StoredChunk]] = []
