@@ -555,6 +555,12 @@ def test_a_browser_s_frames_name_the_module_on_the_dev_server(
             Frame("/web/main.ts", 3, None),
         ]
     assert parse_frames("mail me@example.com:12:3") == []  # no folder: not a frame
+    # Next.js's dev server names the bundle's layer: ``webpack-internal:///(rsc)/./…``.
+    next_js = "    at CartPage (webpack-internal:///(app-pages-browser)/./web/cartClient.ts:5:3)"
+    assert parse_frames(next_js) == [Frame("/web/cartClient.ts", 5, "CartPage")]
+    assert parse_frames("CartPage@webpack-internal:///(rsc)/./web/main.ts:3:1") == [
+        Frame("/web/main.ts", 3, "CartPage")
+    ]
     with Engine(project, tmp_path / "idx") as eng:
         res = eng.find(FindRequest(chrome))
     top = res.results[0]

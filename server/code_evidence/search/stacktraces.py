@@ -28,19 +28,19 @@ _PY = re.compile(r'^\s*File "([^"]+)", line (\d+)(?:, in (\S+))?', re.M)
 # (``Layer.handle [as handle_request] (…)``, ``Route.<computed> [as get] (…)``).
 _V8_FRAME = (
     r"(?:(?:async |get |set )?((?:new )?[^\s(]+)(?: \[as [^\]\s]+\])? \()?"
-    r"((?:file://)?[^\s()]+?):(\d+):\d+\)?\s*$"
+    r"((?:file://)?(?:[^\s()]|\([\w-]+\)/)+?):(\d+):\d+\)?\s*$"  # Next.js: ``///(rsc)/./``
 )
 _JS = re.compile(rf"^\s*at {_V8_FRAME}", re.M)
 # Firefox's and Safari's frame: ``fn@url:line:col`` (``@url:line:col`` for anonymous code); a
 # path with a folder, so ``me@example.com:12:3`` is none.
 _JS_GECKO = re.compile(
     r"^\s*((?:global|module|eval) code|[\w$.<>/]*)@"
-    r"((?:[a-z][\w+.-]*:/+)?(?=[^\s@()]*/)[^\s@()]+?):(\d+):\d+\s*$",
+    r"((?:[a-z][\w+.-]*:/+)?(?=[^\s@()]*/)(?:[^\s@()]|\([\w-]+\)/)+?):(\d+):\d+\s*$",
     re.M,
 )
 # What a dev server adds to a module's address: its origin (``http://localhost:5173``,
 # webpack's ``webpack-internal:///./``) and a query that busts the cache (``?t=1700000000000``).
-_URL_ORIGIN = re.compile(r"^[a-z][\w+.-]*://[^/]*(?:/\.(?=/))*")
+_URL_ORIGIN = re.compile(r"^[a-z][\w+.-]*://[^/]*(?:/\([\w-]+\))?(?:/\.(?=/))*")
 _URL_QUERY = re.compile(r"[?#][^/]*$")
 # Vitest's frame: ``❯ fn path:line:col`` or ``❯ path:line:col``.
 _VITEST = re.compile(r"^\s*❯ (?:([^\s(]+) )?((?:file://)?[^\s()]+?):(\d+):\d+\s*$", re.M)
