@@ -87,8 +87,10 @@ MAX_WAIT_S = 3.0  # ...or this long after its first event, whichever comes first
 # about a millisecond as a rule, but on an idle 2-core machine 5 of 200 writes took over 20 ms
 # (99th percentile 59 ms, the slowest 275 ms), and on a busy one longer still. A question about
 # code just edited waits for the watcher's probe (``FolderWatcher.fence``) up to FENCE_TIMEOUT_S,
-# then FENCE_GRACE_S for the workspace's own event thread; where there is no probe it waits
-# EVENT_LATENCY_S instead (``PassScheduler.settle``).
+# then a grace for the workspace's own event thread: FENCE_GRACE_S, or as long as the probe's
+# trip took when the machine is busy (a thread a step behind is as late as the probe was), up
+# to EVENT_LATENCY_S; where there is no probe it waits EVENT_LATENCY_S instead
+# (``PassScheduler.settle``).
 EVENT_LATENCY_S = 0.1
 FENCE_TIMEOUT_S = 2.0
 FENCE_GRACE_S = 0.01
@@ -363,14 +365,17 @@ class FolderWatcher:
         passes each to its watch's queue in that order, so when the probe's event reaches its
         handler, every earlier workspace event has left the reader. Each watch then has its
         own thread to the dispatcher, so the workspace's may still be a step behind: it is
-        allowed ``FENCE_GRACE_S`` more. The probe's own trip also measures how busy watchdog
-        is right now, which a fixed wait cannot."""
+        allowed ``FENCE_GRACE_S`` more, or the probe's own trip when that took longer (up to
+        ``EVENT_LATENCY_S``): the trip measures how busy the machine is right now, which a
+        fixed wait cannot (10 ms alone let one write in 300 through under two busy
+        processes)."""
         if not self._probing or not self.watching or self._probe_dir is None:
             return False
         with self._probe_cond:
             self._probes_sent += 1
             n = self._probes_sent
         path = self._probe_dir / f"{self._probe_prefix}{n}"
+        sent = time.monotonic()
         try:
             os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, 0o600))
         except OSError as exc:
@@ -389,7 +394,10 @@ class FolderWatcher:
                         log.warning("the watcher's probe took over %.1f s: fixed waits", timeout)
                         return False
                     self._probe_cond.wait(left)
-            time.sleep(FENCE_GRACE_S)
+            # The workspace's event thread may be a step behind the probe's: on a busy machine
+            # (CI beside other jobs) by as much as the probe's own trip took.
+            trip = time.monotonic() - sent
+            time.sleep(min(max(FENCE_GRACE_S, trip), EVENT_LATENCY_S))
             return True
         finally:
             path.unlink(missing_ok=True)
