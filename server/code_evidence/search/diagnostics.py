@@ -78,10 +78,10 @@ def printed_by(text: str) -> Callable[[str], bool] | None:
     """For a paste that holds diagnostics, what says a line of it is the tool's (a diagnostic,
     with a relative path too, a stylish report's file and problem lines, the counts under
     them); None otherwise."""
-    relative = any(_RELATIVE_DIAGNOSTIC.match(line) for line in text.split("\n"))
-    if not relative and not places(text):
-        return None
     stylish = {printed for _, _, pair in _stylish(text) for printed in pair}
+    relative = any(_RELATIVE_DIAGNOSTIC.match(line) for line in text.split("\n"))
+    if not (stylish or relative or _PLACE.search(text) or _ANNOTATION.search(text)):
+        return None
     return lambda line: bool(
         _PLACE.match(line)
         or _ANNOTATION.match(line)

@@ -85,8 +85,8 @@ def workspace_packages(store: Store) -> dict[str, str]:
     """The workspace's JavaScript packages by name: ``name`` -> the folder of its
     ``package.json`` ("" at the root). Read from the indexed manifests' first chunk."""
     out: dict[str, str] = {}
-    for path in [*store.paths_ending("package.json", MAX_MANIFESTS)]:
-        if "node_modules/" in path or not path.endswith("package.json"):
+    for path in store.paths_ending("package.json", MAX_MANIFESTS):
+        if "node_modules/" in path:
             continue
         chunks = store.chunks_of(path)
         m = re.search(r'"name"\s*:\s*("(?:[^"\\]|\\.)*")', chunks[0].chunk.text) if chunks else None
@@ -148,13 +148,16 @@ def _spellings(name: str) -> list[str]:
     return [name, bare] if bare != name else [name]
 
 
-def named_chunk(chunks: list[StoredChunk], function: str | None) -> StoredChunk | None:
+def named_chunk(
+    chunks: list[StoredChunk], function: str | None, *, unique: bool = False
+) -> StoredChunk | None:
     """The chunk among ``chunks`` (one file's, or the workspace's of that name) that defines
     the frame's function: its ``Owner.name`` (the class the method was called on may be a
-    subclass: then any one ``name``), else the one chunk that declares the name inside (a
-    local function: ``const _super = …``, a method of an object: ``code(cxt) {``). Anonymous
-    code is placed only in a file that defines one thing. None when nothing, or too much,
-    answers."""
+    subclass: then any one ``name``, or with ``unique`` only the one, as in a bundle, where a
+    name several modules define points nowhere), else the one chunk that declares the name
+    inside (a local function: ``const _super = …``, a method of an object: ``code(cxt) {``).
+    Anonymous code is placed only in a file that defines one thing. None when nothing, or too
+    much, answers."""
     owner, name = _called(function)
     if not name:
         defined = [sc for sc in chunks if sc.chunk.symbol]
@@ -162,8 +165,10 @@ def named_chunk(chunks: list[StoredChunk], function: str | None) -> StoredChunk 
     for spelled in _spellings(name):
         same = [sc for sc in chunks if sc.name == spelled]
         exact = [sc for sc in same if owner and sc.chunk.symbol.endswith(f"{owner}.{spelled}")]
-        if exact or same:
-            return (exact or same)[0]
+        if exact:
+            return exact[0]
+        if same:
+            return same[0] if not unique or len(same) == 1 else None
     n = re.escape(name)
     declares = re.compile(
         rf"\bfunction\s*\*?\s*{n}\b"  # function name(…)
@@ -205,26 +210,18 @@ class BuiltFrames:
         files = source_files(built, self._paths, self._packages, self._generated)
         if files:
             return named_chunk(self._store.chunks_of(files[0]), function)
-        owner, name = _called(function)
+        _, name = _called(function)
         home = self._packages.get(built.package, "")
-        for spelled in _spellings(name) if name else []:
-            defined = [
-                sc
-                for sc in self._store.chunks_named([spelled])
-                if sc.chunk.language in _JS_LANGUAGES
-                and not (sc.chunk.is_test or sc.chunk.is_generated or sc.chunk.is_vendor)
-                and sc.chunk.path not in self._generated
-                and not sc.chunk.path.endswith(".d.ts")
-                and (not home or sc.chunk.path.startswith(home + "/"))
-            ]
-            exact = [
-                sc for sc in defined if owner and sc.chunk.symbol.endswith(f"{owner}.{spelled}")
-            ]
-            if exact:
-                return exact[0]
-            if defined:  # a bare name several definitions share gives no place to point at
-                return defined[0] if len(defined) == 1 else None
-        return None
+        defined = [
+            sc
+            for sc in self._store.chunks_named(_spellings(name) if name else [])
+            if sc.chunk.language in _JS_LANGUAGES
+            and not (sc.chunk.is_test or sc.chunk.is_generated or sc.chunk.is_vendor)
+            and sc.chunk.path not in self._generated
+            and not sc.chunk.path.endswith(".d.ts")
+            and (not home or sc.chunk.path.startswith(home + "/"))
+        ]
+        return named_chunk(defined, function, unique=True) if defined else None
 
 
 _ERROR_CLASS = re.compile(r"(?:Error|Exception)(?:Impl)?$")

@@ -487,8 +487,11 @@ def map_to_workspace(frame: Frame, paths: list[str]) -> str | None:
     if printed in paths:
         return printed
     bare = "/" not in printed
+    name = printed.rsplit("/", 1)[-1]
     best: str | None = None
     for p in paths:
+        if not p.endswith(name):
+            continue  # every match below ends with the printed file's name
         installed = _SOURCE_ROOT.sub("", p, count=1) if p.endswith(".py") else p
         suffix = printed.endswith("/" + p) or printed.endswith("/" + installed)
         java_like = bare and p.endswith("/" + printed) and (not frame.hint or frame.hint in p)
