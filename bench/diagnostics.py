@@ -217,7 +217,7 @@ def build_cases(ws_root: Path, tools: Path, per_run: int, seed: int) -> list[Cas
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ws", type=Path, default=DEFAULT_WS["history"])
-    ap.add_argument("--index-root", type=Path, default=DEFAULT_INDEX_ROOT)
+    ap.add_argument("--index-root", type=Path, default=DEFAULT_INDEX_ROOT["history"])
     ap.add_argument("--tools", type=Path, default=CACHE_ROOT / "diagnostic-tools")
     ap.add_argument("--per-run", type=int, default=20, help="diagnostics per tool and workspace")
     ap.add_argument("--seed", type=int, default=7)
