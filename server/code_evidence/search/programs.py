@@ -98,6 +98,12 @@ _PREFIXED = re.compile(
 )
 
 
+def formatted_by_logger(line: str) -> bool:
+    """``line`` is a record a logger wrote in one of the common formats: its time is the
+    logger's, part of the record, not a log router's prefix (``log_prefixes``)."""
+    return _PREFIXED.match(line) is not None
+
+
 @dataclass(frozen=True, slots=True)
 class LogLine:
     """A log line in a paste: its message and error texts (unescaped), where in the paste the

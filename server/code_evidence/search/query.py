@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from ..index import cjk
 from ..index.terms import code_terms, split_identifier
 from . import crosslingual, programs
+from .log_prefixes import unprefixed
+from .log_records import unfolded
 from .runtime_messages import runtime_names
 from .stacktraces import (
     Frame,
@@ -284,7 +286,10 @@ def _paths(text: str) -> tuple[list[str], dict[str, int]]:
 
 
 def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
-    raw = plain(raw)  # a CI log's colours are not part of the question
+    # A CI log's colours, Windows' line ends (every reader of a trace reads lines ending in
+    # LF) and a log router's per-line prefixes are not part of the question; a trace a JSON
+    # log record holds is read as the runtime printed it.
+    raw = unfolded(unprefixed(plain(raw.replace("\r\n", "\n").replace("\r", "\n"))))
     typed = typed_text(raw)  # must-match text comes only from what the user typed
     quoted = [next(g for g in m.groups() if g) for m in _QUOTED_RE.finditer(typed)]
     paths, path_lines = _paths(raw)

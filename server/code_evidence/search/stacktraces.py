@@ -433,8 +433,8 @@ def error_lines(text: str) -> ErrorLines:
         if thrown.type_span is not None:
             qualifier_span(*thrown.type_span)
     spans.extend(native.runner_lines(text))  # GoogleTest's and Catch2's own lines
-    for record in programs.log_lines(text):  # a log line: its message and its error
-        messages.extend(f"Error: {t}" for t in record.texts)
+    for record in programs.log_lines(text):  # its message and error; ``Type: …`` read as such
+        messages.extend(t if _MESSAGE.fullmatch(t) else f"Error: {t}" for t in record.texts)
         spans.extend(record.blanks())
     messages = list(dict.fromkeys(messages))
     if not spans:

@@ -1,0 +1,100 @@
+"""What a log router writes before every line it forwards, taken off a pasted log.
+
+A traceback copied from ``docker compose logs``, ``kubectl logs``, ``journalctl``, Heroku or a
+CI system's raw log carries a prefix on each line (``web-1  | ``, ``2024-05-01T10:12:03.117Z
+stderr F ``, ``May 01 10:12:03 web01 gunicorn[4121]: ``): the trace's frame lines then no
+longer start where every trace reader expects them, so no frame is read and the error line is
+not an error line. The user did not write the prefix and it says nothing about the code; the
+question is the text after it.
+
+A shape is taken off only where it is the log's own: it must start most of the lines
+(:data:`SHARE`), and the shapes that are a name rather than a time (a service before a bar, a
+Turborepo task) must start at least two, so one line that happens to begin like one keeps its
+words (``str | None``); a compose container's name ends in its replica's number, so one line
+of it is enough. A record a logger wrote (``2024-05-01 10:12:03,117 ERROR app: …``) keeps its
+time: that is the logger's, and ``programs.log_lines`` reads the record by it. Shapes nest (a
+CI raw log's time stamp before a compose container's name): each is taken off in turn.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .programs import formatted_by_logger
+
+_TIME = r"\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?"
+_ISO = rf"\d{{4}}-\d{{2}}-\d{{2}}[T ]{_TIME}(?:Z|[+-]\d{{2}}:?\d{{2}})?"
+_PRI = r"(?:<\d{1,3}>)?"  # syslog's priority, as a syslog server receives the line
+_SYSLOG_TIME = rf"{_PRI}(?:[A-Z][a-z]{{2}} [ \d]\d {_TIME}|{_ISO})"
+_END = r"(?:[ \t]|$)"  # a router writes its prefix on an empty line too; a copy trims its space
+SHARE = 0.6  # of the non-empty lines a shape must start
+
+
+@dataclass(frozen=True)
+class _Shape:
+    name: str
+    pattern: re.Pattern[str]
+    min_lines: int  # a name-shaped prefix needs more than one line to be told from text
+
+
+_SHAPES = (
+    # syslog and journald (``May 01 10:12:03 web01 gunicorn[4121]: ``, or ``-o short-iso``;
+    # ``<13>`` before it as a syslog server received it),
+    # Heroku (``2024-05-01T10:12:03.117+00:00 app[web.1]: ``): a time, perhaps a host, then
+    # the program and its process or dyno. Before the time stamp alone, which starts them too.
+    _Shape(
+        "syslog",
+        re.compile(rf"{_SYSLOG_TIME} (?:[\w.-]+ )?[^\s\[\]:]+\[[\w.-]+\]:{_END}"),
+        1,
+    ),
+    _Shape(
+        "syslog, no process id",
+        re.compile(rf"{_SYSLOG_TIME} [\w.-]+ [\w./-]+:{_END}"),
+        2,
+    ),
+    # A time stamp alone: GitHub Actions' and Azure Pipelines' raw logs, ``docker logs -t``,
+    # ``kubectl logs --timestamps``, Jenkins' timestamper (in brackets); a container runtime's
+    # own log file (CRI) adds the stream and whether the line is whole (``stderr F``).
+    _Shape(
+        "time stamp",
+        re.compile(rf"\[?{_ISO}\]?(?:[ \t]+(?:stdout|stderr)[ \t]+[FP])?{_END}"),
+        1,
+    ),
+    # docker compose's container (``web-1  | ``, version 1's ``web_1  | ``: a service and its
+    # replica's number, so one line is enough), any service's name before a bar (foreman's and
+    # honcho's ``10:12:03 web.1  | ``; two lines at least, so ``str | None`` keeps its words).
+    _Shape("container", re.compile(rf"\w[\w.-]*[-_]\d+ +\|{_END}"), 1),
+    _Shape("service", re.compile(rf"(?:{_TIME}[ \t]+)?\w[\w.-]*[ \t]*\|{_END}"), 2),
+    # ``kubectl logs --prefix`` (``[pod/web-7d9f/app] ``).
+    _Shape("pod", re.compile(rf"\[pod/[^\]\s]+\]{_END}"), 2),
+    # Turborepo's package and task (``web:build: ``, ``@acme/web:test: ``); a task starts with
+    # a letter, so a compiler's ``main.go:12:5: `` is not one.
+    _Shape("task", re.compile(rf"(?:@[\w.-]+/)?[\w.-]+:[A-Za-z][\w:-]*:{_END}"), 2),
+)
+
+
+def unprefixed(text: str) -> str:
+    """``text`` with each log router's per-line prefix taken off the lines that carry it."""
+    lines = text.split("\n")
+    used: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        filled = [line for line in lines if line.strip() and not formatted_by_logger(line)]
+        for shape in _SHAPES:
+            if shape.name in used:
+                continue
+            hits = sum(1 for line in filled if shape.pattern.match(line))
+            if hits < max(shape.min_lines, SHARE * len(filled)):
+                continue
+            lines = [_cut(shape.pattern, line) for line in lines]
+            used.add(shape.name)
+            changed = True
+            break
+    return "\n".join(lines)
+
+
+def _cut(pattern: re.Pattern[str], line: str) -> str:
+    m = None if formatted_by_logger(line) else pattern.match(line)
+    return line[m.end() :] if m else line

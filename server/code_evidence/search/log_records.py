@@ -1,0 +1,87 @@
+"""A stack trace a structured logger stored inside a record, printed again as the runtime
+printed it.
+
+A service that logs JSON keeps an error's trace in one string of the record (structlog's
+``exception``, python-json-logger's ``exc_info``, pino's and bunyan's ``err.stack``, logstash's
+``stack_trace``, zap's ``stacktrace``), its line breaks escaped as ``\\n``. Pasted from a log
+viewer, the record is one line, so none of the trace's frames starts a line and no reader of a
+trace sees one; copied out of the viewer's field alone, the trace is one line of ``\\n``
+escapes. Either way the user is asking about that trace.
+
+:func:`unfolded` prints each such trace under its record, line by line, and takes it out of the
+record, which stays for what it also says (its message, read by ``programs.log_lines``). A
+value is a trace when the frames readers find frames in it (``stacktraces.parse_frames``), so a
+record whose strings merely hold line breaks is left as it is.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .stacktraces import parse_frames
+
+_MAX_DEPTH = 4  # pino nests the error one level down; a deeper trace is no logger's
+_ESCAPES = {"\\n": "\n", "\\t": "\t", '\\"': '"', "\\\\": "\\", "\\r": ""}
+
+
+def unfolded(text: str) -> str:
+    """``text`` with each JSON log record's trace printed under the record, and each line that
+    is a trace with its line breaks escaped unescaped."""
+    stripped = text.strip()
+    if stripped.startswith("{") and stripped.endswith("}") and "\n" in stripped:
+        whole = _record(stripped)  # one record, pretty-printed over several lines
+        if whole is not None:
+            return whole
+    lines = []
+    for line in text.split("\n"):
+        record = _record(line.strip()) if line.lstrip().startswith("{") else None
+        lines.append(_unescaped(line) if record is None else record)
+    return "\n".join(lines)
+
+
+def _record(line: str) -> str | None:
+    """The record's line without its traces, each trace under it; None when it holds none."""
+    if not line.endswith("}") or "\\n" not in line:
+        return None
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(record, dict):
+        return None
+    traces: list[str] = []
+    rest = _without_traces(record, traces, 0)
+    if not traces:
+        return None
+    return "\n".join([json.dumps(rest, ensure_ascii=False), *traces])
+
+
+def _without_traces(value: dict[str, Any], traces: list[str], depth: int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        if isinstance(item, str) and "\n" in item and parse_frames(item):
+            traces.append(item.strip("\n"))
+        elif isinstance(item, dict) and depth < _MAX_DEPTH:
+            out[key] = _without_traces(item, traces, depth + 1)
+        else:
+            out[key] = item
+    return out
+
+
+def _unescaped(line: str) -> str:
+    """A trace pasted with its line breaks escaped (``\\n`` between frames, ``\\"`` around a
+    path), unescaped when that is what makes its frames readable; ``line`` otherwise."""
+    if "\\n" not in line or parse_frames(line):
+        return line
+    out, i = [], 0
+    while i < len(line):
+        pair = line[i : i + 2]
+        if pair in _ESCAPES:
+            out.append(_ESCAPES[pair])
+            i += 2
+        else:
+            out.append(line[i])
+            i += 1
+    candidate = "".join(out)
+    return candidate if parse_frames(candidate) else line

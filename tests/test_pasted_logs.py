@@ -1,0 +1,215 @@
+"""A trace as logs deliver it. From a log router (docker compose, Kubernetes, journald, Heroku,
+a CI raw log), the prefix on every line is taken off before the question is read, and nothing
+else is; inside a JSON log record, or copied out of one with its line breaks escaped, it is read
+as the runtime printed it; copied on Windows (CR LF line ends), as it reads with LF."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from code_evidence.api import FindRequest
+from code_evidence.engine import Engine
+from code_evidence.search.log_prefixes import unprefixed
+from code_evidence.search.programs import log_lines
+from code_evidence.search.query import analyze
+from support.traces import GO, JAVA, JS, PY, RUST
+
+
+def _routed(text: str, prefixes: list[str]) -> str:
+    """``text`` with the i-th line's prefix ``prefixes[i % len]``; an empty line gets the
+    prefix with its trailing space trimmed, as a copy of a terminal keeps it."""
+    out = []
+    for i, line in enumerate(text.split("\n")):
+        head = prefixes[i % len(prefixes)]
+        out.append(head + line if line else head.rstrip())
+    return "\n".join(out)
+
+
+ROUTERS = {
+    "docker compose": ["web-1  | "],
+    "docker compose v1": ["web_1     | "],
+    "kubelet (CRI)": [
+        "2024-05-01T10:12:03.117482913Z stderr F ",
+        "2024-05-01T10:12:03.11748Z stderr F ",  # Go's RFC 3339 drops trailing zeros
+    ],
+    "kubectl --timestamps": ["2024-05-01T10:12:03.117482913Z "],
+    "kubectl --prefix": ["[pod/web-7d9f8c6b5-x2x7q/app] "],
+    "journald": [
+        "May 01 10:12:03 web01 gunicorn[4121]: ",
+        "May  1 10:12:04 web01 gunicorn[4121]: ",
+    ],
+    "journald short-iso": ["2024-05-01T10:12:03+0000 web01 gunicorn[4121]: "],
+    "syslog server": ["<11>May  1 10:12:03 web01 app: ", "<14>May  1 10:12:03 web01 app: "],
+    "heroku": ["2024-05-01T10:12:03.117482+00:00 app[web.1]: "],
+    "github actions": ["2024-05-01T10:12:03.1174820Z "],
+    "jenkins timestamper": ["[2024-05-01T10:12:03.117Z] "],
+    "foreman": ["10:12:03 web.1  | "],
+    "turborepo": ["@acme/api:test: "],
+}
+
+
+@pytest.mark.parametrize("router", ROUTERS)
+@pytest.mark.parametrize("trace", [PY, GO, JS, JAVA], ids=["python", "go", "js", "java"])
+def test_each_router_s_prefix_comes_off_every_line(router: str, trace: str) -> None:
+    assert unprefixed(_routed(trace, ROUTERS[router])) == trace
+
+
+@pytest.mark.parametrize(
+    "trace", [PY, GO, JS, JAVA, RUST], ids=["python", "go", "js", "java", "rust"]
+)
+def test_a_paste_copied_on_windows_reads_as_it_does_with_lf(trace: str) -> None:
+    lf, crlf = analyze(trace), analyze(trace.replace("\n", "\r\n"))
+    assert (crlf.raw, crlf.frames, crlf.messages, crlf.terms) == (
+        lf.raw,
+        lf.frames,
+        lf.messages,
+        lf.terms,
+    )
+    assert lf.frames or lf.messages
+
+
+def test_nested_prefixes_come_off_in_turn() -> None:
+    # ``docker compose up`` in a GitHub Actions job: the job's time stamp, then the container
+    routed = _routed(_routed(PY, ["web-1  | "]), ["2024-05-01T10:12:03.1174820Z "])
+    assert unprefixed(routed) == PY
+
+
+def test_a_routed_traceback_reads_as_the_traceback_does() -> None:
+    plain, routed = analyze(PY), analyze(_routed(PY, ROUTERS["journald"]))
+    assert routed.frames == plain.frames
+    assert routed.frames[0].function == "discount_for"
+    assert routed.messages == plain.messages
+    assert routed.intent == "fix-failure"
+    assert routed.raw == PY
+
+
+def test_one_line_through_compose_is_an_error_line() -> None:
+    qa = analyze("web-1  | AttributeError: 'NoneType' object has no attribute 'startswith'")
+    assert qa.messages == ["AttributeError: 'NoneType' object has no attribute 'startswith'"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "str | None where is it returned",  # a type union, not a service
+        "where is Option | None narrowed\nand int | float",
+        # a compiler's places: a file and a number, not a Turborepo task
+        "./main.go:12:5: undefined: lookup\n./main.go:20:2: declared and not used: x",
+        "src/app.ts:3:1: error: missing semicolon\nsrc/app.ts:9:1: error: missing semicolon",
+        # a Python log record and its traceback: the time is the record's, on one line of many
+        "2024-05-01 10:12:03,117 ERROR in app: Exception on /users [GET]\n" + PY,
+        "a question\nwith one line that starts 2024-05-01T10:12:03Z\nand others that do not",
+    ],
+)
+def test_text_that_is_not_a_router_s_keeps_its_words(text: str) -> None:
+    assert unprefixed(text) == text
+
+
+def test_a_logger_s_own_time_stays_on_its_records() -> None:
+    records = (
+        "2024-05-01 10:12:03,117 ERROR app.db: connection refused\n"
+        "2024-05-01 10:12:04,201 WARNING app.db: retrying in 2 s\n"
+        "[2024-05-01T10:12:05Z ERROR app::db] pool exhausted"
+    )
+    assert unprefixed(records) == records
+    # and behind a router's time stamp they are records again once it comes off
+    routed = _routed(records, ROUTERS["github actions"])
+    assert unprefixed(routed) == records
+    assert [line.texts for line in log_lines(unprefixed(routed))] == [
+        ["connection refused"],
+        ["retrying in 2 s"],
+        ["pool exhausted"],
+    ]
+
+
+def test_a_traceback_from_compose_finds_the_failing_function(project: Path, tmp_path: Path) -> None:
+    routed = _routed(PY, ROUTERS["docker compose"])
+    with Engine(project, tmp_path / "idx") as eng:
+        res = eng.find(FindRequest(routed))
+    top = res.results[0]
+    assert (top.path, top.symbol) == ("src/shop/pricing.py", "discount_for")
+    assert "innermost-frame" in top.reasons
+
+
+# A trace inside a JSON log record (``search/log_records.py``).
+
+
+def _structlog(trace: str) -> str:
+    return json.dumps(
+        {
+            "event": "request failed",
+            "level": "error",
+            "timestamp": "2024-05-01T10:12:03.117Z",
+            "exception": trace,
+        }
+    )
+
+
+def test_a_trace_inside_a_json_record_reads_as_the_trace_does() -> None:
+    plain, logged = analyze(PY), analyze(_structlog(PY))
+    assert logged.frames == plain.frames
+    assert set(plain.messages) <= set(logged.messages)
+    # the record's own message is still read
+    assert any(m.endswith("request failed") for m in logged.messages)
+    assert logged.intent == "fix-failure"
+
+
+def test_a_record_s_error_that_is_an_error_line_reads_as_one() -> None:
+    line = "OAuthStateError: state mismatch for client 'web'"
+    logged = analyze(_structlog(line))
+    assert line in logged.messages
+    assert logged.exception_types == analyze(line).exception_types == ["OAuthStateError"]
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        # pino and bunyan: the serialised error one level down
+        {"level": 50, "time": 1714558323117, "msg": "request failed", "err": {"stack": JS}},
+        # logstash-logback-encoder
+        {"@timestamp": "2024-05-01T10:12:03.117Z", "message": "failed", "stack_trace": JAVA},
+        # zap
+        {"level": "error", "msg": "lookup failed", "stacktrace": GO},
+    ],
+    ids=["pino", "logstash", "zap"],
+)
+def test_each_logger_s_trace_key_is_read(record: dict[str, object]) -> None:
+    inner = next(
+        v for v in [*record.values(), *record.get("err", {}).values()] if v in (JS, JAVA, GO)
+    )  # type: ignore[union-attr]
+    assert analyze(json.dumps(record)).frames == analyze(inner).frames != []
+
+
+def test_a_pretty_printed_record_and_an_escaped_trace_are_read() -> None:
+    frames = analyze(PY).frames
+    pretty = json.dumps({"level": "error", "message": "failed", "exc_info": PY}, indent=2)
+    assert analyze(pretty).frames == frames
+    escaped = json.dumps(PY)[1:-1]  # the field's value copied out of a log viewer
+    assert "\n" not in escaped
+    assert analyze(escaped).frames == frames
+    assert analyze(f"what broke here?\n{escaped}").frames == frames
+    # a record the log viewer cut short is no JSON, and its escaped trace is still one
+    assert analyze(_structlog(PY)[:-40]).frames[0] == frames[0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        json.dumps({"level": "info", "msg": "two lines\nof text, no trace"}),
+        "why does echo print \\n twice in the output",
+        '{"msg": "a line break\\nin a message", "level": "info"',
+    ],
+)
+def test_a_record_or_a_line_with_no_trace_is_left_alone(text: str) -> None:
+    assert analyze(text).raw == text
+
+
+def test_a_json_logged_traceback_finds_the_failing_function(project: Path, tmp_path: Path) -> None:
+    with Engine(project, tmp_path / "idx") as eng:
+        res = eng.find(FindRequest(_structlog(PY)))
+    top = res.results[0]
+    assert (top.path, top.symbol) == ("src/shop/pricing.py", "discount_for")
+    assert "innermost-frame" in top.reasons
