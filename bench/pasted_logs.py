@@ -14,6 +14,7 @@ their error lines; ``test_reports/``: pytest's report) and prints each the way t
   web01 gunicorn[4121]: ``); ``heroku``, ``heroku logs`` (``2024-05-01T10:12:03.117482+00:00
   app[web.1]: ``); ``actions``, a GitHub Actions job's raw log (``2024-05-01T10:12:03.1174820Z
   ``); ``actions+compose``, ``docker compose up`` run in that job (both, nested);
+- ``quoted``: quoted in a reply or Markdown (``> `` before every line);
 - ``windows``: copied on Windows, every line ending in CR LF;
 - ``structlog``: one JSON record (structlog's ``event``, ``level``, ``timestamp``) whose
   ``exception`` is the case, as a log viewer shows it, and ``kubernetes+structlog``, that
@@ -91,6 +92,10 @@ def _actions_compose(t: datetime, rng: random.Random) -> str:
     return _actions(t, rng) + _compose(t, rng)
 
 
+def _quoted(t: datetime, rng: random.Random) -> str:
+    return "> "
+
+
 def _structlog(text: str) -> str:
     record = {
         "event": "request failed",
@@ -110,6 +115,7 @@ FORMS: dict[str, Callable[[datetime, random.Random], str] | None] = {
     "heroku": _heroku,
     "actions": _actions,
     "actions+compose": _actions_compose,
+    "quoted": _quoted,
     "windows": None,
     "structlog": None,
     "kubernetes+structlog": _kubernetes,

@@ -15,6 +15,7 @@ from code_evidence.engine import Engine
 from code_evidence.search.log_prefixes import unprefixed
 from code_evidence.search.programs import log_lines
 from code_evidence.search.query import analyze
+from code_evidence.search.stacktraces import parse_frames
 from support.traces import GO, JAVA, JS, PY, RUST
 
 
@@ -48,6 +49,8 @@ ROUTERS = {
     "jenkins timestamper": ["[2024-05-01T10:12:03.117Z] "],
     "foreman": ["10:12:03 web.1  | "],
     "turborepo": ["@acme/api:test: "],
+    "a reply's quote": ["> "],
+    "a quote in a quote": ["> > ", ">> "],
 }
 
 
@@ -71,6 +74,26 @@ def test_a_paste_copied_on_windows_reads_as_it_does_with_lf(trace: str) -> None:
     assert lf.frames or lf.messages
 
 
+def test_a_quoted_pytest_report_keeps_pytest_s_own_marker() -> None:
+    report = "    def test_total():\n>       assert total(None) == 0\nE       TypeError: bad\n"
+    assert unprefixed(_routed(report, ["> "])) == report
+
+
+@pytest.mark.parametrize("indent", ["", "    ", "  "], ids=["none", "four spaces", "two spaces"])
+def test_a_go_trace_whose_tabs_a_copy_lost_keeps_its_frames(indent: str) -> None:
+    copied = GO.replace("\n\t", "\n" + indent)
+    assert "\t" not in copied
+    assert parse_frames(copied) == parse_frames(GO)
+    assert [f.function for f in parse_frames(copied)] == ["lookup", "main"]
+
+
+def test_a_go_file_line_alone_is_no_frame_and_each_frame_names_its_own_function() -> None:
+    assert parse_frames("look at main.go:12\nmain.go:12") == []
+    # a goroutine's ``created by`` line is no function call: the frames after it keep theirs
+    created = GO + "\ncreated by main.start in goroutine 1\n\t/home/u/proj/cmd/tool/run.go:8 +0x3e"
+    assert [f.function for f in parse_frames(created)] == ["lookup", "main", None]
+
+
 def test_nested_prefixes_come_off_in_turn() -> None:
     # ``docker compose up`` in a GitHub Actions job: the job's time stamp, then the container
     routed = _routed(_routed(PY, ["web-1  | "]), ["2024-05-01T10:12:03.1174820Z "])
@@ -86,8 +109,9 @@ def test_a_routed_traceback_reads_as_the_traceback_does() -> None:
     assert routed.raw == PY
 
 
-def test_one_line_through_compose_is_an_error_line() -> None:
-    qa = analyze("web-1  | AttributeError: 'NoneType' object has no attribute 'startswith'")
+@pytest.mark.parametrize("prefix", ["web-1  | ", "> "])
+def test_one_line_through_compose_or_quoted_is_an_error_line(prefix: str) -> None:
+    qa = analyze(prefix + "AttributeError: 'NoneType' object has no attribute 'startswith'")
     assert qa.messages == ["AttributeError: 'NoneType' object has no attribute 'startswith'"]
 
 
@@ -102,6 +126,8 @@ def test_one_line_through_compose_is_an_error_line() -> None:
         # a Python log record and its traceback: the time is the record's, on one line of many
         "2024-05-01 10:12:03,117 ERROR in app: Exception on /users [GET]\n" + PY,
         "a question\nwith one line that starts 2024-05-01T10:12:03Z\nand others that do not",
+        # Python's prompt is typed code, not a quote
+        ">>> import shop\n>>> shop.total(None)\n>>> shop.total([])",
     ],
 )
 def test_text_that_is_not_a_router_s_keeps_its_words(text: str) -> None:
@@ -213,3 +239,15 @@ def test_a_json_logged_traceback_finds_the_failing_function(project: Path, tmp_p
     top = res.results[0]
     assert (top.path, top.symbol) == ("src/shop/pricing.py", "discount_for")
     assert "innermost-frame" in top.reasons
+
+
+def test_a_record_nested_past_the_json_parser_s_depth_is_no_crash() -> None:
+    deep = "[" * 9_000 + "]" * 9_000  # within a question's 20,000 characters
+    trace = json.dumps(PY)[1:-1]
+    for text in (
+        f'{{"level": "error", "msg": "x", "a": {deep}}}',
+        f'{{"msg": "{trace}", "a": {deep}}}',
+    ):
+        qa = analyze(text)
+        assert qa.raw
+    assert analyze(f'{{"msg": "{trace}", "a": {deep}}}').frames == analyze(PY).frames

@@ -1,4 +1,5 @@
-"""What a log router writes before every line it forwards, taken off a pasted log.
+"""What a log router writes before every line it forwards, taken off a pasted log (and a
+quote's ``> ``, which a reply or a Markdown quote writes the same way).
 
 A traceback copied from ``docker compose logs``, ``kubectl logs``, ``journalctl``, Heroku or a
 CI system's raw log carries a prefix on each line (``web-1  | ``, ``2024-05-01T10:12:03.117Z
@@ -36,6 +37,7 @@ class _Shape:
     name: str
     pattern: re.Pattern[str]
     min_lines: int  # a name-shaped prefix needs more than one line to be told from text
+    nests: bool = False  # taken off again while it still starts most lines (a quote's quote)
 
 
 _SHAPES = (
@@ -68,6 +70,10 @@ _SHAPES = (
     _Shape("service", re.compile(rf"(?:{_TIME}[ \t]+)?\w[\w.-]*[ \t]*\|{_END}"), 2),
     # ``kubectl logs --prefix`` (``[pod/web-7d9f/app] ``).
     _Shape("pod", re.compile(rf"\[pod/[^\]\s]+\]{_END}"), 2),
+    # A reply's or a Markdown quote's ``> ``, one level at a time (a quote's quote is taken off
+    # in turn, and pytest's ``>`` before the failing line stays: it starts few lines); Python's
+    # prompt ``>>> `` is typed code, not a quote.
+    _Shape("quote", re.compile(r">(?!>>) ?"), 1, nests=True),
     # Turborepo's package and task (``web:build: ``, ``@acme/web:test: ``); a task starts with
     # a letter, so a compiler's ``main.go:12:5: `` is not one.
     _Shape("task", re.compile(rf"(?:@[\w.-]+/)?[\w.-]+:[A-Za-z][\w:-]*:{_END}"), 2),
@@ -89,7 +95,8 @@ def unprefixed(text: str) -> str:
             if hits < max(shape.min_lines, SHARE * len(filled)):
                 continue
             lines = [_cut(shape.pattern, line) for line in lines]
-            used.add(shape.name)
+            if not shape.nests:
+                used.add(shape.name)
             changed = True
             break
     return "\n".join(lines)

@@ -46,7 +46,7 @@ def _record(line: str) -> str | None:
         return None
     try:
         record = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # no JSON, or nested past the parser's depth
         return None
     if not isinstance(record, dict):
         return None

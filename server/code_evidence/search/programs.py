@@ -180,7 +180,7 @@ def _json_record(line: str) -> list[str] | None:
     """A JSON log record's message and error texts; None for an object that is no log record."""
     try:
         record = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # no JSON, or nested past the parser's depth
         return None
     if not isinstance(record, dict) or not RECORD_KEYS & record.keys():
         return None

@@ -44,7 +44,7 @@ _URL_ORIGIN = re.compile(r"^[a-z][\w+.-]*://[^/]*(?:/\([\w-]+\))?(?:/\.(?=/))*")
 _URL_QUERY = re.compile(r"[?#][^/]*$")
 # Vitest's frame: ``❯ fn path:line:col`` or ``❯ path:line:col``.
 _VITEST = re.compile(r"^\s*❯ (?:([^\s(]+) )?((?:file://)?[^\s()]+?):(\d+):\d+\s*$", re.M)
-_GO = re.compile(r"^\t(\S+\.go):(\d+)(?: \+0x[0-9a-f]+)?\s*$", re.M)
+_GO = re.compile(r"^[ \t]*(\S+\.go):(\d+)(?: \+0x[0-9a-f]+)?[ \t]*$", re.M)  # tab lost in a copy
 _GO_FUNC = re.compile(r"^([\w./*()-]{1,300})\(.*\)\s*$", re.M)  # bounded: see _FRAGMENT_SPLIT
 _RUST_AT = re.compile(r"^\s*at (\S+\.rs):(\d+):\d+\s*$", re.M)
 _RUST_PANIC = re.compile(r"panicked at (?:'.*?', )?(\S+\.rs):(\d+):\d+")
@@ -257,10 +257,10 @@ def parse_frames(text: str) -> list[Frame]:
             path = _URL_QUERY.sub("", _URL_ORIGIN.sub("", path))
         if not path.endswith((".go", ".rs")):
             frames.append(Frame(path, int(m.group(3)), m.group(1) or None))
-    go_funcs = [m.group(1) for m in _GO_FUNC.finditer(text)]
-    for i, m in enumerate(_GO.finditer(text)):
-        func = go_funcs[i].rsplit(".", 1)[-1] if i < len(go_funcs) else None
-        frames.append(Frame(m.group(1), int(m.group(2)), func))
+    for m in _GO.finditer(text):  # a Go frame: its file line under its function's line
+        func = _GO_FUNC.match(text, text.rfind("\n", 0, m.start() - 1) + 1, m.start() - 1)
+        if func or m.group(0).startswith("\t") or " +0x" in m.group(0):
+            frames.append(Frame(m.group(1), int(m.group(2)), func and func[1].rsplit(".", 1)[-1]))
     for m in _RUST_PANIC.finditer(text):
         frames.append(Frame(m.group(1), int(m.group(2)), None))
     for m in _RUST_AT.finditer(text):
