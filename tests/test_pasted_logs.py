@@ -15,7 +15,7 @@ from code_evidence.engine import Engine
 from code_evidence.search.log_prefixes import unprefixed
 from code_evidence.search.programs import log_lines
 from code_evidence.search.query import analyze
-from code_evidence.search.stacktraces import parse_frames
+from code_evidence.search.stacktraces import parse_frames, plain
 from support.traces import GO, JAVA, JS, PY, RUST
 
 
@@ -221,10 +221,46 @@ def test_a_pretty_printed_record_and_an_escaped_trace_are_read() -> None:
     assert analyze(_structlog(PY)[:-40]).frames[0] == frames[0]
 
 
+# A notebook cell's error output as nbformat stores it: one string per part, IPython's colours
+# as terminal escapes.
+_RED, _GREEN, _OFF = "\x1b[0;31m", "\x1b[0;32m", "\x1b[0m"
+NOTEBOOK_ERROR = {
+    "output_type": "error",
+    "ename": "AttributeError",
+    "evalue": "'NoneType' object has no attribute 'startswith'",
+    "traceback": [
+        f"{_RED}{'-' * 75}{_OFF}",
+        f"{_RED}AttributeError{_OFF}                            Traceback (most recent call last)",
+        f"Cell {_GREEN}In[3], line 1{_OFF}\n{_GREEN}----> 1{_OFF} discount_for(None)\n",
+        f"File {_GREEN}~/shop/src/shop/pricing.py:6{_OFF}, in {_GREEN}discount_for{_OFF}(code)\n"
+        f'{_GREEN}----> 6{_OFF}     if code.startswith("VIP"):\n',
+        f"{_RED}AttributeError{_OFF}: 'NoneType' object has no attribute 'startswith'",
+    ],
+}
+
+
+def test_a_notebook_s_error_output_reads_as_ipython_printed_it() -> None:
+    printed = plain("\n".join(NOTEBOOK_ERROR["traceback"]))  # type: ignore[arg-type]
+    frames = analyze(printed).frames
+    assert [(f.path, f.line, f.function) for f in frames] == [
+        ("~/shop/src/shop/pricing.py", 6, "discount_for")
+    ]
+    notebook = {
+        "cells": [
+            {"cell_type": "code", "source": ["discount_for(None)"], "outputs": [NOTEBOOK_ERROR]}
+        ]
+    }
+    for text in (json.dumps(NOTEBOOK_ERROR), json.dumps(notebook, indent=1)):
+        qa = analyze(text)
+        assert qa.frames == frames
+        assert "AttributeError: 'NoneType' object has no attribute 'startswith'" in qa.messages
+
+
 @pytest.mark.parametrize(
     "text",
     [
         json.dumps({"level": "info", "msg": "two lines\nof text, no trace"}),
+        json.dumps({"level": "info", "tags": ["a", "b"], "msg": "a list, no trace"}),
         "why does echo print \\n twice in the output",
         '{"msg": "a line break\\nin a message", "level": "info"',
     ],

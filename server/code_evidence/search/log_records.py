@@ -3,10 +3,11 @@ printed it.
 
 A service that logs JSON keeps an error's trace in one string of the record (structlog's
 ``exception``, python-json-logger's ``exc_info``, pino's and bunyan's ``err.stack``, logstash's
-``stack_trace``, zap's ``stacktrace``), its line breaks escaped as ``\\n``. Pasted from a log
-viewer, the record is one line, so none of the trace's frames starts a line and no reader of a
-trace sees one; copied out of the viewer's field alone, the trace is one line of ``\\n``
-escapes. Either way the user is asking about that trace.
+``stack_trace``, zap's ``stacktrace``), its line breaks escaped as ``\\n``; a Jupyter notebook
+keeps a cell's error as a list of strings (``traceback``, terminal colours and all). Pasted
+from a log viewer, the record is one line, so none of the trace's frames starts a line and no
+reader of a trace sees one; copied out of the viewer's field alone, the trace is one line of
+``\\n`` escapes. Either way the user is asking about that trace.
 
 :func:`unfolded` prints each such trace under its record, line by line, and takes it out of the
 record, which stays for what it also says (its message, read by ``programs.log_lines``). A
@@ -19,9 +20,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .stacktraces import parse_frames
+from .stacktraces import parse_frames, plain
 
-_MAX_DEPTH = 4  # pino nests the error one level down; a deeper trace is no logger's
+_MAX_DEPTH = 4  # pino nests the error one level down, a notebook two; deeper is no log's
 _ESCAPES = {"\\n": "\n", "\\t": "\t", '\\"': '"', "\\\\": "\\", "\\r": ""}
 
 
@@ -42,7 +43,7 @@ def unfolded(text: str) -> str:
 
 def _record(line: str) -> str | None:
     """The record's line without its traces, each trace under it; None when it holds none."""
-    if not line.endswith("}") or "\\n" not in line:
+    if not line.endswith("}") or ("\\n" not in line and "[" not in line):
         return None
     try:
         record = json.loads(line)
@@ -60,10 +61,18 @@ def _record(line: str) -> str | None:
 def _without_traces(value: dict[str, Any], traces: list[str], depth: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, item in value.items():
-        if isinstance(item, str) and "\n" in item and parse_frames(item):
-            traces.append(item.strip("\n"))
+        # A trace is one string, or a list of them (a notebook's error output: one per frame,
+        # its terminal colours kept as escapes).
+        lines = [item] if isinstance(item, str) else item if isinstance(item, list) else []
+        text = plain("\n".join(lines)) if all(isinstance(t, str) for t in lines) else ""
+        if "\n" in text and parse_frames(text):
+            traces.append(text.strip("\n"))
         elif isinstance(item, dict) and depth < _MAX_DEPTH:
             out[key] = _without_traces(item, traces, depth + 1)
+        elif isinstance(item, list) and depth < _MAX_DEPTH:  # a notebook's cells, their outputs
+            out[key] = [
+                _without_traces(x, traces, depth + 1) if isinstance(x, dict) else x for x in item
+            ]
         else:
             out[key] = item
     return out
