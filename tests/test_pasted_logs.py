@@ -158,6 +158,14 @@ def test_a_traceback_from_compose_finds_the_failing_function(project: Path, tmp_
     top = res.results[0]
     assert (top.path, top.symbol) == ("src/shop/pricing.py", "discount_for")
     assert "innermost-frame" in top.reasons
+    # the answer says how the paste was read: not as sent
+    assert "read without a log's line prefixes: compose container" in res.notes
+
+
+def test_a_paste_read_as_sent_gets_no_such_note(project: Path, tmp_path: Path) -> None:
+    with Engine(project, tmp_path / "idx") as eng:
+        res = eng.find(FindRequest(PY))
+    assert not [n for n in res.notes if n.startswith("read ")]
 
 
 # A trace inside a JSON log record (``search/log_records.py``).
@@ -275,6 +283,7 @@ def test_a_json_logged_traceback_finds_the_failing_function(project: Path, tmp_p
     top = res.results[0]
     assert (top.path, top.symbol) == ("src/shop/pricing.py", "discount_for")
     assert "innermost-frame" in top.reasons
+    assert "read the trace a JSON string holds as the runtime printed it" in res.notes
 
 
 def test_a_record_nested_past_the_json_parser_s_depth_is_no_crash() -> None:

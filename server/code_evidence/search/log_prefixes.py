@@ -34,7 +34,7 @@ SHARE = 0.6  # of the non-empty lines a shape must start
 
 @dataclass(frozen=True)
 class _Shape:
-    name: str
+    name: str  # as a note names it
     pattern: re.Pattern[str]
     min_lines: int  # a name-shaped prefix needs more than one line to be told from text
     nests: bool = False  # taken off again while it still starts most lines (a quote's quote)
@@ -46,12 +46,12 @@ _SHAPES = (
     # Heroku (``2024-05-01T10:12:03.117+00:00 app[web.1]: ``): a time, perhaps a host, then
     # the program and its process or dyno. Before the time stamp alone, which starts them too.
     _Shape(
-        "syslog",
+        "syslog's header",
         re.compile(rf"{_SYSLOG_TIME} (?:[\w.-]+ )?[^\s\[\]:]+\[[\w.-]+\]:{_END}"),
         1,
     ),
     _Shape(
-        "syslog, no process id",
+        "syslog's header, no process id",
         re.compile(rf"{_SYSLOG_TIME} [\w.-]+ [\w./-]+:{_END}"),
         2,
     ),
@@ -66,40 +66,45 @@ _SHAPES = (
     # docker compose's container (``web-1  | ``, version 1's ``web_1  | ``: a service and its
     # replica's number, so one line is enough), any service's name before a bar (foreman's and
     # honcho's ``10:12:03 web.1  | ``; two lines at least, so ``str | None`` keeps its words).
-    _Shape("container", re.compile(rf"\w[\w.-]*[-_]\d+ +\|{_END}"), 1),
-    _Shape("service", re.compile(rf"(?:{_TIME}[ \t]+)?\w[\w.-]*[ \t]*\|{_END}"), 2),
+    _Shape("compose container", re.compile(rf"\w[\w.-]*[-_]\d+ +\|{_END}"), 1),
+    _Shape("service name", re.compile(rf"(?:{_TIME}[ \t]+)?\w[\w.-]*[ \t]*\|{_END}"), 2),
     # ``kubectl logs --prefix`` (``[pod/web-7d9f/app] ``).
-    _Shape("pod", re.compile(rf"\[pod/[^\]\s]+\]{_END}"), 2),
+    _Shape("kubectl pod", re.compile(rf"\[pod/[^\]\s]+\]{_END}"), 2),
     # A reply's or a Markdown quote's ``> ``, one level at a time (a quote's quote is taken off
     # in turn, and pytest's ``>`` before the failing line stays: it starts few lines); Python's
     # prompt ``>>> `` is typed code, not a quote.
-    _Shape("quote", re.compile(r">(?!>>) ?"), 1, nests=True),
+    _Shape("quote marker", re.compile(r">(?!>>) ?"), 1, nests=True),
     # Turborepo's package and task (``web:build: ``, ``@acme/web:test: ``); a task starts with
     # a letter, so a compiler's ``main.go:12:5: `` is not one.
-    _Shape("task", re.compile(rf"(?:@[\w.-]+/)?[\w.-]+:[A-Za-z][\w:-]*:{_END}"), 2),
+    _Shape("Turborepo task", re.compile(rf"(?:@[\w.-]+/)?[\w.-]+:[A-Za-z][\w:-]*:{_END}"), 2),
 )
 
 
 def unprefixed(text: str) -> str:
     """``text`` with each log router's per-line prefix taken off the lines that carry it."""
+    return without_prefixes(text)[0]
+
+
+def without_prefixes(text: str) -> tuple[str, list[str]]:
+    """:func:`unprefixed`'s text, and the names of the prefixes it took off (a note says so:
+    the answer is to a question other than the bytes sent)."""
     lines = text.split("\n")
-    used: set[str] = set()
+    used: dict[str, None] = {}  # in the order taken off
     changed = True
     while changed:
         changed = False
         filled = [line for line in lines if line.strip() and not formatted_by_logger(line)]
         for shape in _SHAPES:
-            if shape.name in used:
+            if shape.name in used and not shape.nests:
                 continue
             hits = sum(1 for line in filled if shape.pattern.match(line))
             if hits < max(shape.min_lines, SHARE * len(filled)):
                 continue
             lines = [_cut(shape.pattern, line) for line in lines]
-            if not shape.nests:
-                used.add(shape.name)
+            used[shape.name] = None
             changed = True
             break
-    return "\n".join(lines)
+    return "\n".join(lines), list(used)
 
 
 def _cut(pattern: re.Pattern[str], line: str) -> str:

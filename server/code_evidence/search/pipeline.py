@@ -167,6 +167,7 @@ def answer(
     answer."""
     t0 = time.perf_counter()
     qa = query.analyze(req.query, req.intent)
+    notes.extend(qa.reading_notes)
     words = crosslingual.han_query_terms(qa.raw)
     lexical = index.lexical if cfg.stages.lexical else None
     spoken = lexical is not None and crosslingual.speaks_chinese(words, lexical.doc_freq)

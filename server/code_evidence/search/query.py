@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from ..index import cjk
 from ..index.terms import code_terms, split_identifier
 from . import crosslingual, programs
-from .log_prefixes import unprefixed
+from .log_prefixes import without_prefixes
 from .log_records import unfolded
 from .runtime_messages import runtime_names
 from .stacktraces import (
@@ -105,6 +105,9 @@ class QueryAnalysis:
     scopes: list[str] = field(default_factory=list)
     # Members named with their type, ``Type.member`` or Rust's ``Type::member``: (type, member).
     qualified: list[tuple[str, str]] = field(default_factory=list)
+    # How a paste was read other than as sent (a log's per-line prefixes left out, a trace
+    # taken out of a JSON record): the answer's notes say so.
+    reading_notes: list[str] = field(default_factory=list)
 
     @property
     def model_text(self) -> str:
@@ -289,7 +292,11 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
     # A CI log's colours, Windows' line ends (every reader of a trace reads lines ending in
     # LF) and a log router's per-line prefixes are not part of the question; a trace a JSON
     # log record holds is read as the runtime printed it.
-    raw = unfolded(unprefixed(plain(raw.replace("\r\n", "\n").replace("\r", "\n"))))
+    raw, taken_off = without_prefixes(plain(raw.replace("\r\n", "\n").replace("\r", "\n")))
+    reading = [f"read without a log's line prefixes: {', '.join(taken_off)}"] if taken_off else []
+    if (trace := unfolded(raw)) != raw:
+        raw = trace
+        reading.append("read the trace a JSON string holds as the runtime printed it")
     typed = typed_text(raw)  # must-match text comes only from what the user typed
     quoted = [next(g for g in m.groups() if g) for m in _QUOTED_RE.finditer(typed)]
     paths, path_lines = _paths(raw)
@@ -423,6 +430,7 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
         glossary_firsts=firsts,
         glossary_others=others,
         scopes=commit_scopes(_headline(raw)),
+        reading_notes=reading,
         qualified=list(
             dict.fromkeys(
                 (owner, member)
