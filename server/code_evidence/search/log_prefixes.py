@@ -90,23 +90,27 @@ def without_prefixes(text: str) -> tuple[str, list[str]]:
     the answer is to a question other than the bytes sent)."""
     lines = text.split("\n")
     used: dict[str, None] = {}  # in the order taken off
-    changed = True
-    while changed:
-        changed = False
-        filled = [line for line in lines if line.strip() and not formatted_by_logger(line)]
-        for shape in _SHAPES:
-            if shape.name in used and not shape.nests:
-                continue
-            hits = sum(1 for line in filled if shape.pattern.match(line))
-            if hits < max(shape.min_lines, SHARE * len(filled)):
-                continue
-            lines = [_cut(shape.pattern, line) for line in lines]
-            used[shape.name] = None
-            changed = True
-            break
-    return "\n".join(lines), list(used)
+    while True:
+        logged = [formatted_by_logger(line) for line in lines]  # a logger's record keeps its time
+        filled = [line for line, own in zip(lines, logged, strict=True) if line.strip() and not own]
+        shape = next(
+            (s for s in _SHAPES if (s.nests or s.name not in used) and _starts_most(s, filled)),
+            None,
+        )
+        if shape is None:
+            return "\n".join(lines), list(used)
+        lines = [
+            line if own else _cut(shape.pattern, line)
+            for line, own in zip(lines, logged, strict=True)
+        ]
+        used[shape.name] = None
+
+
+def _starts_most(shape: _Shape, lines: list[str]) -> bool:
+    hits = sum(1 for line in lines if shape.pattern.match(line))
+    return hits >= max(shape.min_lines, SHARE * len(lines))
 
 
 def _cut(pattern: re.Pattern[str], line: str) -> str:
-    m = None if formatted_by_logger(line) else pattern.match(line)
+    m = pattern.match(line)
     return line[m.end() :] if m else line

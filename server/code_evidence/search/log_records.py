@@ -18,12 +18,14 @@ record whose strings merely hold line breaks is left as it is.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from .stacktraces import parse_frames, plain
 
 _MAX_DEPTH = 4  # pino nests the error one level down, a notebook two; deeper is no log's
-_ESCAPES = {"\\n": "\n", "\\t": "\t", '\\"': '"', "\\\\": "\\", "\\r": ""}
+_ESCAPE = re.compile(r'\\([nt"\\r])')  # JSON's escapes a trace holds, read left to right
+_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "r": ""}
 
 
 def unfolded(text: str) -> str:
@@ -61,12 +63,9 @@ def _record(line: str) -> str | None:
 def _without_traces(value: dict[str, Any], traces: list[str], depth: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, item in value.items():
-        # A trace is one string, or a list of them (a notebook's error output: one per frame,
-        # its terminal colours kept as escapes).
-        lines = [item] if isinstance(item, str) else item if isinstance(item, list) else []
-        text = plain("\n".join(lines)) if all(isinstance(t, str) for t in lines) else ""
-        if "\n" in text and parse_frames(text):
-            traces.append(text.strip("\n"))
+        trace = _trace(item)
+        if trace is not None:
+            traces.append(trace)
         elif isinstance(item, dict) and depth < _MAX_DEPTH:
             out[key] = _without_traces(item, traces, depth + 1)
         elif isinstance(item, list) and depth < _MAX_DEPTH:  # a notebook's cells, their outputs
@@ -78,19 +77,21 @@ def _without_traces(value: dict[str, Any], traces: list[str], depth: int) -> dic
     return out
 
 
+def _trace(item: Any) -> str | None:
+    """The trace a value holds: one string, or a list of them (a notebook's error output, one
+    per frame, its terminal colours kept as escapes); None for any other value."""
+    if isinstance(item, list) and item and all(isinstance(t, str) for t in item):
+        item = "\n".join(item)
+    if not isinstance(item, str) or "\n" not in item:
+        return None
+    text = plain(item)
+    return text.strip("\n") if parse_frames(text) else None
+
+
 def _unescaped(line: str) -> str:
     """A trace pasted with its line breaks escaped (``\\n`` between frames, ``\\"`` around a
     path), unescaped when that is what makes its frames readable; ``line`` otherwise."""
     if "\\n" not in line or parse_frames(line):
         return line
-    out, i = [], 0
-    while i < len(line):
-        pair = line[i : i + 2]
-        if pair in _ESCAPES:
-            out.append(_ESCAPES[pair])
-            i += 2
-        else:
-            out.append(line[i])
-            i += 1
-    candidate = "".join(out)
+    candidate = _ESCAPE.sub(lambda m: _ESCAPES[m[1]], line)
     return candidate if parse_frames(candidate) else line
