@@ -27,7 +27,10 @@ such frame, or whose line cannot be found so, is reported and left out. Reported
 MRR@10 at file level, line@1 / line@10 (a result among the first one / ten holds the gold
 line) and the two refusal numbers; ``depth`` deep, no time limit.
 
-  python bench/built_traces.py [--work DIR] [--index-root DIR] [--out FILE]
+With ``--form sentry-mcp`` each trace is asked as Sentry's MCP server shows its issue to an
+agent (``sentry_events.py``): frames oldest first, each ``path:line:col (function)``.
+
+  python bench/built_traces.py [--work DIR] [--index-root DIR] [--form F] [--out FILE]
 """
 
 from __future__ import annotations
@@ -39,9 +42,10 @@ import re
 import shutil
 import subprocess
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+import sentry_events
 from common import CACHE_ROOT, log
 from held_out import place_table, write_report
 from runtime_traces import ask  # a place's file and line, as runtime_traces.py asks them
@@ -193,10 +197,21 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--work", type=Path, default=CACHE_ROOT / "built-traces")
     ap.add_argument("--index-root", type=Path, default=CACHE_ROOT / "built-traces-idx")
+    ap.add_argument(
+        "--form",
+        choices=("pasted", "sentry-mcp"),
+        default="pasted",
+        help="each trace as printed, or as Sentry's MCP server shows its issue to an agent",
+    )
     ap.add_argument("--list", action="store_true", help="print the cases, ask nothing")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     cases = build_cases(args.work)
+    if args.form == "sentry-mcp":
+        cases = [
+            replace(c, query=sentry_events.mcp_answer(sentry_events.v8_api_event(c.query)))
+            for c in cases
+        ]
     if args.list:
         for c in cases:
             print(f"{c.project}\t{c.name}\t{c.path}:{c.line}\t{c.query.splitlines()[0][:100]}")

@@ -16,11 +16,19 @@ their error lines; ``test_reports/``: pytest's report) and prints each the way t
   ``); ``actions+compose``, ``docker compose up`` run in that job (both, nested);
 - ``quoted``: quoted in a reply or Markdown (``> `` before every line);
 - ``windows``: copied on Windows, every line ending in CR LF;
+- ``gh-run-log``: as ``gh run view --log-failed`` prints the failed step (what an agent reads
+  of a CI run): the job's and step's names and a tab before each line of the raw log, with the
+  step's group before the output and the runner's ``##[error]`` after it; ``gitlab-job-log``:
+  as GitLab's API returns a failed job's log (``glab ci trace``), the output in the script's
+  section among the runner's;
 - ``structlog``: one JSON record (structlog's ``event``, ``level``, ``timestamp``) whose
   ``exception`` is the case, as a log viewer shows it, and ``kubernetes+structlog``, that
   record in the kubelet's log (tracebacks and error lines);
 - ``escaped``: the traceback as that record's field holds it, copied out alone: one line, its
-  line breaks and quotes escaped (tracebacks).
+  line breaks and quotes escaped (tracebacks);
+- ``sentry-json`` and ``sentry-mcp``: the traceback as Sentry reports it, the event's JSON as
+  Sentry's page shows it and what Sentry's MCP server answers an agent about the issue
+  (``sentry_events.py`` says how each is built; tracebacks).
 
 The time advances a few hundred microseconds a line from a fixed start; ``pasted`` is the case
 as it is, the row the others are compared with. Gold is the case's own (the raise site's file
@@ -41,6 +49,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import sentry_events
 from devset import (
     DEFAULT_INDEX_ROOT,
     DEFAULT_WS,
@@ -106,6 +115,95 @@ def _structlog(text: str) -> str:
     return json.dumps(record)
 
 
+# A GitHub Actions step's raw log around what the step printed: the step's group (its command,
+# shell and environment), then, after the output, the runner's error for the step's exit.
+_STEP_BEFORE = [
+    "##[group]Run python -m pytest tests/",
+    "\x1b[36;1mpython -m pytest tests/\x1b[0m",
+    "shell: /usr/bin/bash -e {0}",
+    "env:",
+    "  pythonLocation: /opt/hostedtoolcache/Python/3.12.3/x64",
+    "##[endgroup]",
+]
+_STEP_AFTER = ["##[error]Process completed with exit code 1."]
+
+
+def _gh_run_log(text: str, seed: str) -> str:
+    """``text`` as ``gh run view --log-failed`` prints the step that printed it: the job's and
+    the step's names and a tab before each line of the raw log (its time stamps, a byte order
+    mark before the first, the step's group and the runner's error around the output)."""
+    rng = random.Random(seed)
+    t = START
+    lines = []
+    for i, line in enumerate([*_STEP_BEFORE, *text.split("\n"), *_STEP_AFTER]):
+        t += timedelta(microseconds=rng.randrange(50, 900))
+        raw = ("\ufeff" if i == 0 else "") + _actions(t, rng) + line
+        lines.append("test (3.12)\tRun python -m pytest tests/\t" + raw)
+    return "\n".join(lines)
+
+
+# A GitLab job's log as its API returns it (``glab ci trace``): the runner's sections, each
+# ``section_start:<time>:<name>`` and its header after a carriage return and an erase, colours.
+_CYAN, _GREEN, _RED, _OFF, _ERASE = "\x1b[36;1m", "\x1b[32;1m", "\x1b[31;1m", "\x1b[0;m", "\x1b[0K"
+
+
+def _section(t: int, name: str, header: str, *, first: bool = False) -> str:
+    head = "" if first else f"section_end:{t}:{{prev}}\r{_ERASE}"
+    return f"{head}{_ERASE}section_start:{t}:{name}\r{_ERASE}{_ERASE}{_CYAN}{header}{_OFF}{_OFF}"
+
+
+def _gitlab_job_log(text: str) -> str:
+    """``text`` as the script's output in a failed GitLab job's log: the runner's preparation,
+    its checkout, the script's section with its echoed commands, the clean-up and the
+    verdict."""
+    t = 1714558323
+    sections = [
+        (
+            "prepare_executor",
+            'Preparing the "docker" executor',
+            [
+                f"{_ERASE}Using Docker executor with image python:3.12 ...{_OFF}",
+                f"{_ERASE}Pulling docker image python:3.12 ...{_OFF}",
+            ],
+        ),
+        (
+            "prepare_script",
+            "Preparing environment",
+            ["Running on runner-8a4b3c2d-project-123-concurrent-0 via gitlab-runner-1..."],
+        ),
+        (
+            "get_sources",
+            "Getting source from Git repository",
+            [
+                f"{_GREEN}Fetching changes with git depth set to 20...{_OFF}",
+                "Initialized empty Git repository in /builds/acme/web/.git/",
+                f"{_GREEN}Checking out 874ca2bc as detached HEAD (ref is main)...{_OFF}",
+                "",
+                f"{_GREEN}Skipping Git submodules setup{_OFF}",
+            ],
+        ),
+        (
+            "step_script",
+            'Executing "step_script" stage of the job script',
+            [f"{_GREEN}$ python -m pytest tests/{_OFF}", *text.split("\n")],
+        ),
+        ("cleanup_file_variables", "Cleaning up project directory and file based variables", []),
+    ]
+    lines = [
+        f"{_ERASE}Running with gitlab-runner 17.0.0 (44feccdf){_OFF}",
+        f"{_ERASE}  on docker-runner 8a4b3c2d, system ID: r_AbCdEf123456{_OFF}",
+    ]
+    prev = None
+    for i, (name, header, body) in enumerate(sections):
+        t += 3
+        lines.append(_section(t, name, header, first=i == 0).replace("{prev}", prev or ""))
+        lines.extend(body)
+        prev = name
+    lines.append(f"section_end:{t + 1}:{prev}\r{_ERASE}{_RED}ERROR: Job failed: exit code 1")
+    lines.append(_OFF)
+    return "\n".join(lines)
+
+
 # Each form's prefix before every line (None: none; :func:`delivered` says what else it does).
 FORMS: dict[str, Callable[[datetime, random.Random], str] | None] = {
     "pasted": None,
@@ -120,6 +218,10 @@ FORMS: dict[str, Callable[[datetime, random.Random], str] | None] = {
     "structlog": None,
     "kubernetes+structlog": _kubernetes,
     "escaped": None,
+    "gh-run-log": None,
+    "gitlab-job-log": None,
+    "sentry-json": None,
+    "sentry-mcp": None,
 }
 # The kinds each form is asked with (the rest: every kind). A one-line error line escaped is
 # the line itself; a test runner's report is no service's log record.
@@ -127,12 +229,23 @@ FORM_KINDS = {
     "structlog": ("trace", "message"),
     "kubernetes+structlog": ("trace", "message"),
     "escaped": ("trace",),
+    "sentry-json": ("trace",),
+    "sentry-mcp": ("trace",),
 }
 
 
-def delivered(text: str, form: str, seed: str) -> str:
-    """``text`` as ``form`` delivers it: in a JSON record, escaped, with CR LF line ends, and
-    with the form's prefix before every line."""
+def delivered(text: str, form: str, seed: str, workspace: Path) -> str:
+    """``text`` as ``form`` delivers it: in a JSON record, escaped, with CR LF line ends, as
+    Sentry shows it (its frames' source read from ``workspace``), and with the form's prefix
+    before every line."""
+    if form == "gh-run-log":
+        return _gh_run_log(text, seed)
+    if form == "gitlab-job-log":
+        return _gitlab_job_log(text)
+    if form == "sentry-json":
+        return sentry_events.stored_json(text, workspace)
+    if form == "sentry-mcp":
+        return sentry_events.mcp_issue(text, workspace)
     if form == "windows":
         return text.replace("\n", "\r\n")
     if form == "escaped":
@@ -162,7 +275,7 @@ class Case:
     gold: dict[str, list[tuple[int, int]]]
 
 
-def build_cases(per_kind: int | None, forms: list[str]) -> list[Case]:
+def build_cases(per_kind: int | None, forms: list[str], ws: Path) -> list[Case]:
     cases: list[Case] = []
     for dataset in DATASETS:
         for kind, folder in KINDS.items():
@@ -172,7 +285,7 @@ def build_cases(per_kind: int | None, forms: list[str]) -> list[Case]:
                 for form in forms:
                     if kind not in FORM_KINDS.get(form, (kind,)):
                         continue
-                    query = delivered(c.query, form, f"{c.id}:{form}")
+                    query = delivered(c.query, form, f"{c.id}:{form}", ws / dataset)
                     cases.append(Case(dataset, c.id, kind, form, query, gold))
     return cases
 
@@ -196,7 +309,7 @@ def main() -> None:
     unknown = sorted(set(forms) - set(FORMS))
     if unknown:
         ap.error(f"unknown form(s) {unknown}; known: {list(FORMS)}")
-    cases = build_cases(args.per_kind, forms)
+    cases = build_cases(args.per_kind, forms, args.ws)
     if args.list:
         for c in cases:
             print(f"--- {c.id} {c.form}\n{c.query[:600]}")

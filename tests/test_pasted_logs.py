@@ -12,6 +12,7 @@ import pytest
 
 from code_evidence.api import FindRequest
 from code_evidence.engine import Engine
+from code_evidence.search.ci_runners import step_output
 from code_evidence.search.log_prefixes import unprefixed
 from code_evidence.search.programs import log_lines
 from code_evidence.search.query import analyze
@@ -49,6 +50,10 @@ ROUTERS = {
     "jenkins timestamper": ["[2024-05-01T10:12:03.117Z] "],
     "foreman": ["10:12:03 web.1  | "],
     "turborepo": ["@acme/api:test: "],
+    # ``gh run view --log-failed``: the job's and step's names, a tab each, then the raw log
+    "gh run view --log-failed": [
+        "test (3.12)\tRun python -m pytest\t2024-05-01T10:12:03.1174820Z "
+    ],
     "a reply's quote": ["> "],
     "a quote in a quote": ["> > ", ">> "],
 }
@@ -128,6 +133,8 @@ def test_one_line_through_compose_or_quoted_is_an_error_line(prefix: str) -> Non
         "a question\nwith one line that starts 2024-05-01T10:12:03Z\nand others that do not",
         # Python's prompt is typed code, not a quote
         ">>> import shop\n>>> shop.total(None)\n>>> shop.total([])",
+        # a table's columns: no CI log's time stamp after the second tab
+        "code\tcount\trate\nVIP\t12\t0.2\nNEW\t3\t0.1",
     ],
 )
 def test_text_that_is_not_a_router_s_keeps_its_words(text: str) -> None:
@@ -296,3 +303,110 @@ def test_a_record_nested_past_the_json_parser_s_depth_is_no_crash() -> None:
         qa = analyze(text)
         assert qa.raw
     assert analyze(f'{{"msg": "{trace}", "a": {deep}}}').frames == analyze(PY).frames
+
+
+# What a CI runner writes around a step's output (``search/ci_runners.py``).
+
+_STEP = (
+    "##[group]Run python -m pytest\n"
+    "\x1b[36;1mpython -m pytest\x1b[0m\n"
+    "shell: /usr/bin/bash -e {0}\n"
+    "env:\n"
+    "  pythonLocation: /opt/hostedtoolcache/Python/3.12.3/x64\n"
+    "##[endgroup]\n"
+    "{output}\n"
+    "##[error]Process completed with exit code 1."
+)
+
+
+def _gh_log(output: str) -> str:
+    """``output`` as ``gh run view --log-failed`` prints its step: names, tabs, time stamps."""
+    raw = _STEP.replace("{output}", output)
+    prefix = "test (3.12)\tRun python -m pytest\t2024-05-01T10:12:03.1174820Z "
+    return "\n".join(
+        ("\ufeff" if i == 0 else "") + prefix + line for i, line in enumerate(raw.split("\n"))
+    )
+
+
+def test_a_failed_step_s_log_reads_as_its_output() -> None:
+    message = "AttributeError: 'NoneType' object has no attribute 'startswith'"
+    for output in (PY, message):
+        qa = analyze(_gh_log(output))
+        assert qa.raw == output
+        assert qa.reading_notes == [
+            "read without a log's line prefixes: GitHub CLI job and step, time stamp",
+            "read without the CI runner's lines around the step's output",
+        ]
+    # the runner's verdict is no error line the code wrote
+    assert analyze(_gh_log(message)).messages == [message]
+
+
+def test_what_the_program_marked_keeps_its_text() -> None:
+    # a problem matcher's annotation is the tool's line; a group the program opened holds its
+    # output; a step group whose end was not copied keeps what follows
+    text = (
+        "##[group]Tests\n" + PY + "\n##[endgroup]\n"
+        "##[error]src/app.ts(12,5): error TS2322: Type 'string' is not assignable to type 'number'."
+    )
+    assert step_output(text) == (
+        "Tests\n"
+        + PY
+        + "\nsrc/app.ts(12,5): error TS2322: Type 'string' is not assignable to type 'number'."
+    )
+    assert step_output("##[group]Run pytest\n" + PY) == "Run pytest\n" + PY
+    assert step_output(PY) is None
+
+
+def test_an_agent_s_ci_log_finds_the_failing_function(project: Path, tmp_path: Path) -> None:
+    with Engine(project, tmp_path / "idx") as eng:
+        res = eng.find(FindRequest(_gh_log(PY)))
+    top = res.results[0]
+    assert (top.path, top.symbol) == ("src/shop/pricing.py", "discount_for")
+    assert "innermost-frame" in top.reasons
+    assert not res.insufficient, res.insufficient_reason
+
+
+def _gitlab_log(output: str) -> str:
+    """``output`` in a failed GitLab job's log as its API returns it: the runner's sections
+    (a carriage return and an erase before each header), colours, the verdict."""
+    e = "\x1b[0K"
+    return (
+        f"{e}Running with gitlab-runner 17.0.0 (44feccdf)\x1b[0;m\n"
+        f"{e}  on docker-runner 8a4b3c2d, system ID: r_AbCdEf123456\x1b[0;m\n"
+        f'section_start:1714558323:prepare_executor\r{e}{e}\x1b[36;1mPreparing the "docker" '
+        f"executor\x1b[0;m\n{e}Using Docker executor with image python:3.12 ...\x1b[0;m\n"
+        f"section_end:1714558330:prepare_executor\r{e}{e}section_start:1714558330:get_sources\r"
+        f"{e}{e}\x1b[36;1mGetting source from Git repository\x1b[0;m\n"
+        "Initialized empty Git repository in /builds/acme/shop/.git/\n"
+        f"section_end:1714558331:get_sources\r{e}{e}section_start:1714558331:step_script\r{e}"
+        f'{e}\x1b[36;1mExecuting "step_script" stage of the job script\x1b[0;m\n'
+        f"\x1b[32;1m$ python -m pytest tests/\x1b[0;m\n{output}\n"
+        f"section_end:1714558340:step_script\r{e}{e}section_start:1714558340:"
+        f"cleanup_file_variables\r{e}{e}\x1b[36;1mCleaning up project directory and file based "
+        f"variables\x1b[0;m\nsection_end:1714558341:cleanup_file_variables\r{e}\x1b[31;1mERROR: "
+        "Job failed: exit code 1\n\x1b[0;m"
+    )
+
+
+def test_a_failed_gitlab_job_s_log_reads_as_its_script_s_output() -> None:
+    message = "AttributeError: 'NoneType' object has no attribute 'startswith'"
+    for output in (PY, message):
+        qa = analyze(_gitlab_log(output))
+        assert qa.raw == output
+        assert qa.reading_notes == ["read without the CI runner's lines around the step's output"]
+    assert analyze(_gitlab_log(message)).messages == [message]  # not the runner's verdict
+    # with the runner's time stamps (its stream's number and kind after each)
+    stamped = "\n".join(
+        f"2024-05-01T10:12:03.117482Z 0{i % 2}{'OE'[i % 2]}{'+' if i % 3 else ''} {line}"
+        for i, line in enumerate(_gitlab_log(PY).replace("\r", "\n").split("\n"))
+    )
+    assert analyze(stamped).raw == PY
+
+
+def test_a_section_the_script_opened_keeps_its_output() -> None:
+    text = _gitlab_log(
+        "section_start:1714558335:tests[collapsed=true]\r\x1b[0KRunning the tests\n"
+        + PY
+        + "\nsection_end:1714558339:tests\r\x1b[0K"
+    )
+    assert analyze(text).raw == "Running the tests\n" + PY

@@ -19,6 +19,9 @@ Depth = Literal["quick", "interactive", "deep"]
 # Request limits (docs/cli.md "Limits"): a pasted traceback may be long, so an over-long query
 # is cut with a note; a result count or budget beyond these is a mistake, refused with a message.
 MAX_QUERY_CHARS = 20_000
+# A longer paste is read first (``search.query.read_paste``: log prefixes off, an error
+# tracker's report as its failure), within its last this many characters, then cut.
+MAX_PASTE_CHARS = 1_000_000
 MAX_LIMIT = 200
 MAX_BUDGET_TOKENS = 100_000
 MAX_LINE = 2**31 - 1  # LSP's largest line number (a uinteger)

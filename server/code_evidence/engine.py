@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .api import (
+    MAX_PASTE_CHARS,
+    MAX_QUERY_CHARS,
     EngineError,
     Evidence,
     FindRequest,
@@ -58,6 +60,7 @@ from .search import pipeline
 from .search.answers import Answers, answer_key, drop_deleted
 from .search.lookups import Lookups
 from .search.pipeline import SearchIndex
+from .search.query import read_paste
 
 if TYPE_CHECKING:
     from .models.cluster import EmbeddingPool
@@ -333,8 +336,14 @@ class Engine:
         """The answer to ``req``: with ``refresh``, the index is brought up to date first;
         ``control`` is how a host steers it while it runs (``api.RequestControl``: cancelled,
         it raises :class:`~.api.RequestCancelled`)."""
+        read: list[str] = []
+        if isinstance(req.query, str) and len(req.query) > MAX_QUERY_CHARS:
+            # A log or a tracker's report too long to keep whole: read it before the cut, so
+            # what is cut is the failure's text and not a prefix, a record or the report's start.
+            text, read = read_paste(req.query[-MAX_PASTE_CHARS:])
+            req = dataclasses.replace(req, query=text)
         req, cut = checked(req)
-        notes = [*self.notes, *cut]
+        notes = [*self.notes, *read, *cut]
         open_file = self._relative(req.open_file) if req.open_file else None
         timings: dict[str, StageTiming] = {}
         if self._indexing:

@@ -1,12 +1,13 @@
 """What a log router writes before every line it forwards, taken off a pasted log (and a
 quote's ``> ``, which a reply or a Markdown quote writes the same way).
 
-A traceback copied from ``docker compose logs``, ``kubectl logs``, ``journalctl``, Heroku or a
-CI system's raw log carries a prefix on each line (``web-1  | ``, ``2024-05-01T10:12:03.117Z
-stderr F ``, ``May 01 10:12:03 web01 gunicorn[4121]: ``): the trace's frame lines then no
-longer start where every trace reader expects them, so no frame is read and the error line is
-not an error line. The user did not write the prefix and it says nothing about the code; the
-question is the text after it.
+A traceback copied from ``docker compose logs``, ``kubectl logs``, ``journalctl``, Heroku, a
+CI system's raw log or ``gh run view --log-failed`` (what an agent reads of a failed CI run)
+carries a prefix on each line (``web-1  | ``, ``2024-05-01T10:12:03.117Z stderr F ``, ``May 01
+10:12:03 web01 gunicorn[4121]: ``): the trace's frame lines then no longer start where every
+trace reader expects them, so no frame is read and the error line is not an error line. The
+user did not write the prefix and it says nothing about the code; the question is the text
+after it.
 
 A shape is taken off only where it is the log's own: it must start most of the lines
 (:data:`SHARE`), and the shapes that are a name rather than a time (a service before a bar, a
@@ -29,6 +30,7 @@ _ISO = rf"\d{{4}}-\d{{2}}-\d{{2}}[T ]{_TIME}(?:Z|[+-]\d{{2}}:?\d{{2}})?"
 _PRI = r"(?:<\d{1,3}>)?"  # syslog's priority, as a syslog server receives the line
 _SYSLOG_TIME = rf"{_PRI}(?:[A-Z][a-z]{{2}} [ \d]\d {_TIME}|{_ISO})"
 _END = r"(?:[ \t]|$)"  # a router writes its prefix on an empty line too; a copy trims its space
+_GITLAB_STREAM = r"[ \t]+[0-9a-f]{2}[OE]\+?"  # GitLab's stream after its time stamp: ``00O``
 SHARE = 0.6  # of the non-empty lines a shape must start
 
 
@@ -41,6 +43,14 @@ class _Shape:
 
 
 _SHAPES = (
+    # The GitHub CLI's job and step before a run's raw log (``gh run view --log``,
+    # ``--log-failed``: ``test (3.12)\tRun pytest\t2024-05-01T10:12:03.1174820Z …``), each
+    # ended by a tab; the raw log's time stamp after them tells it from a table's columns.
+    _Shape(
+        "GitHub CLI job and step",
+        re.compile(r"[^\t\n]{1,300}\t[^\t\n]{1,300}\t(?=\ufeff?\d{4}-\d{2}-\d{2}T)"),
+        2,
+    ),
     # syslog and journald (``May 01 10:12:03 web01 gunicorn[4121]: ``, or ``-o short-iso``;
     # ``<13>`` before it as a syslog server received it),
     # Heroku (``2024-05-01T10:12:03.117+00:00 app[web.1]: ``): a time, perhaps a host, then
@@ -55,12 +65,16 @@ _SHAPES = (
         re.compile(rf"{_SYSLOG_TIME} [\w.-]+ [\w./-]+:{_END}"),
         2,
     ),
-    # A time stamp alone: GitHub Actions' and Azure Pipelines' raw logs, ``docker logs -t``,
+    # A time stamp alone: GitHub Actions' and Azure Pipelines' raw logs (the first line after
+    # a byte order mark), ``docker logs -t``,
     # ``kubectl logs --timestamps``, Jenkins' timestamper (in brackets); a container runtime's
-    # own log file (CRI) adds the stream and whether the line is whole (``stderr F``).
+    # own log file (CRI) adds the stream and whether the line is whole (``stderr F``), GitLab's
+    # job log with time stamps the stream's number and kind (``00O``, ``01E+`` continuing one).
     _Shape(
         "time stamp",
-        re.compile(rf"\[?{_ISO}\]?(?:[ \t]+(?:stdout|stderr)[ \t]+[FP])?{_END}"),
+        re.compile(
+            rf"\ufeff?\[?{_ISO}\]?(?:[ \t]+(?:stdout|stderr)[ \t]+[FP]|{_GITLAB_STREAM})?{_END}"
+        ),
         1,
     ),
     # docker compose's container (``web-1  | ``, version 1's ``web_1  | ``: a service and its

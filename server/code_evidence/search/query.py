@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from ..index import cjk
 from ..index.terms import code_terms, split_identifier
 from . import crosslingual, programs
+from .ci_runners import step_output
 from .log_prefixes import without_prefixes
 from .log_records import unfolded
 from .runtime_messages import runtime_names
@@ -30,6 +31,7 @@ from .stacktraces import (
     unqualified,
 )
 from .templates import message_body
+from .tracker_reports import reported
 
 _STOPWORD_TEXT = """
     a an the and or but if then else when while of to in on at by for from with without into
@@ -288,15 +290,30 @@ def _paths(text: str) -> tuple[list[str], dict[str, int]]:
     return paths, path_lines
 
 
+def read_paste(raw: str) -> tuple[str, list[str]]:
+    """The question as the user meant it, and notes on how it was read when not as sent.
+
+    A CI log's colours, Windows' line ends (every reader of a trace reads lines ending in LF),
+    a log router's per-line prefixes and a CI runner's lines around a step's output are not
+    part of the question; an error tracker's report, and a trace a JSON log record holds, are
+    read as the runtime printed the failure. Reading again what was read changes nothing, so
+    the engine reads a paste too long to keep whole before cutting it (``Engine.find``)."""
+    text, taken_off = without_prefixes(plain(raw.replace("\r\n", "\n").replace("\r", "\n")))
+    notes = [f"read without a log's line prefixes: {', '.join(taken_off)}"] if taken_off else []
+    if (output := step_output(text)) is not None:
+        text = output
+        notes.append("read without the CI runner's lines around the step's output")
+    if (report := reported(text)) is not None:
+        text = report
+        notes.append("read the error tracker's report as its runtime prints the failure")
+    if (trace := unfolded(text)) != text:
+        text = trace
+        notes.append("read the trace a JSON string holds as the runtime printed it")
+    return text, notes
+
+
 def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
-    # A CI log's colours, Windows' line ends (every reader of a trace reads lines ending in
-    # LF) and a log router's per-line prefixes are not part of the question; a trace a JSON
-    # log record holds is read as the runtime printed it.
-    raw, taken_off = without_prefixes(plain(raw.replace("\r\n", "\n").replace("\r", "\n")))
-    reading = [f"read without a log's line prefixes: {', '.join(taken_off)}"] if taken_off else []
-    if (trace := unfolded(raw)) != raw:
-        raw = trace
-        reading.append("read the trace a JSON string holds as the runtime printed it")
+    raw, reading = read_paste(raw)
     typed = typed_text(raw)  # must-match text comes only from what the user typed
     quoted = [next(g for g in m.groups() if g) for m in _QUOTED_RE.finditer(typed)]
     paths, path_lines = _paths(raw)

@@ -482,7 +482,7 @@ _SOURCE_ROOT = re.compile(r"^(?:[^/]+/)*?(?:src|lib)/(?=[^/]+/)")
 def map_to_workspace(frame: Frame, paths: list[str]) -> str | None:
     """The workspace file a printed frame path means: exact, or the longest path suffix match
     (absolute paths from another machine, ``./src/x.js``, Java's bare file names, a Python
-    package installed from the workspace's ``src/`` or ``lib/``)."""
+    package installed from the workspace's ``src/`` or ``lib/``, named from its root)."""
     printed = re.sub(r"^(?:\./)+", "", frame.path.replace("\\", "/")).lstrip("/")
     if printed in paths:
         return printed
@@ -493,7 +493,7 @@ def map_to_workspace(frame: Frame, paths: list[str]) -> str | None:
         if not p.endswith(name):
             continue  # every match below ends with the printed file's name
         installed = _SOURCE_ROOT.sub("", p, count=1) if p.endswith(".py") else p
-        suffix = printed.endswith("/" + p) or printed.endswith("/" + installed)
+        suffix = printed == installed or printed.endswith(("/" + p, "/" + installed))
         java_like = bare and p.endswith("/" + printed) and (not frame.hint or frame.hint in p)
         if (suffix or java_like) and (best is None or len(p) > len(best)):
             best = p
