@@ -30,7 +30,8 @@ import re
 
 # The runner's group for a step: opened with the step's name (``Run …`` for a script step,
 # ``Run actions/checkout@v4`` for an action), closed by ``##[endgroup]``.
-_STEP_GROUP = re.compile(r"^##\[group\]Run .*?^##\[endgroup\][^\n]*$\n?", re.M | re.S)
+_STEP_GROUP_START = "##[group]Run "
+_GROUP_END = "##[endgroup]"
 # The runner's own lines: the step's verdict, its debug and command echoes, a group's end.
 _RUNNER_LINE = re.compile(
     r"^##\[(?:error|warning)\](?:Process completed with exit code \d+\.|The process '[^'\n]*' "
@@ -39,6 +40,22 @@ _RUNNER_LINE = re.compile(
     re.M,
 )
 _MARKER = re.compile(r"^##\[(?:group|error|warning|notice|section)\]", re.M)
+
+
+def _without_step_groups(text: str) -> str:
+    """``text`` without each step's group, from its ``##[group]Run …`` to its ``##[endgroup]``
+    (one pass over the lines: a group whose end was not copied keeps its lines)."""
+    kept: list[str] = []
+    start: int | None = None  # where in ``kept`` the open step group began
+    for line in text.split("\n"):
+        if line.startswith(_STEP_GROUP_START):
+            start = len(kept)
+        elif start is not None and line.startswith(_GROUP_END):
+            del kept[start:]
+            start = None
+            continue
+        kept.append(line)
+    return "\n".join(kept)
 
 
 # GitLab's: a section's bounds (a collapsed one's options in brackets), the sections that are
@@ -74,7 +91,7 @@ def step_output(text: str) -> str | None:
     GitLab's job); None when it holds none."""
     out = text
     if "##[" in out:
-        out = _MARKER.sub("", _RUNNER_LINE.sub("", _STEP_GROUP.sub("", out)))
+        out = _MARKER.sub("", _RUNNER_LINE.sub("", _without_step_groups(out)))
     if "section_start:" in out or "ERROR: Job failed" in out:
         out = _gitlab_job_output(out)
     return out.strip("\n") if out != text else None

@@ -32,6 +32,10 @@ _SYSLOG_TIME = rf"{_PRI}(?:[A-Z][a-z]{{2}} [ \d]\d {_TIME}|{_ISO})"
 _END = r"(?:[ \t]|$)"  # a router writes its prefix on an empty line too; a copy trims its space
 _GITLAB_STREAM = r"[ \t]+[0-9a-f]{2}[OE]\+?"  # GitLab's stream after its time stamp: ``00O``
 SHARE = 0.6  # of the non-empty lines a shape must start
+# Shapes taken off one after another, a quote's quote counted again: a real log nests a few
+# (a CI log's time stamp, a container's name, a reply's quote); a paste nested deeper is no
+# log, and each pass copies every line.
+_MAX_PASSES = 16
 
 
 @dataclass(frozen=True)
@@ -104,7 +108,7 @@ def without_prefixes(text: str) -> tuple[str, list[str]]:
     the answer is to a question other than the bytes sent)."""
     lines = text.split("\n")
     used: dict[str, None] = {}  # in the order taken off
-    while True:
+    for _ in range(_MAX_PASSES):
         logged = [formatted_by_logger(line) for line in lines]  # a logger's record keeps its time
         filled = [line for line, own in zip(lines, logged, strict=True) if line.strip() and not own]
         shape = next(
@@ -118,6 +122,7 @@ def without_prefixes(text: str) -> tuple[str, list[str]]:
             for line, own in zip(lines, logged, strict=True)
         ]
         used[shape.name] = None
+    return "\n".join(lines), list(used)
 
 
 def _starts_most(shape: _Shape, lines: list[str]) -> bool:

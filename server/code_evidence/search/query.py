@@ -296,8 +296,9 @@ def read_paste(raw: str) -> tuple[str, list[str]]:
     A CI log's colours, Windows' line ends (every reader of a trace reads lines ending in LF),
     a log router's per-line prefixes and a CI runner's lines around a step's output are not
     part of the question; an error tracker's report, and a trace a JSON log record holds, are
-    read as the runtime printed the failure. Reading again what was read changes nothing, so
-    the engine reads a paste too long to keep whole before cutting it (``Engine.find``)."""
+    read as the runtime printed the failure. Reading again what was read changes nothing (a
+    log nests its prefixes a few deep, far fewer than ``log_prefixes`` takes off), so the
+    engine reads a paste too long to keep whole before cutting it (``Engine.find``)."""
     text, taken_off = without_prefixes(plain(raw.replace("\r\n", "\n").replace("\r", "\n")))
     notes = [f"read without a log's line prefixes: {', '.join(taken_off)}"] if taken_off else []
     if (output := step_output(text)) is not None:
