@@ -17,7 +17,7 @@ from code_evidence.search.log_prefixes import unprefixed
 from code_evidence.search.programs import log_lines
 from code_evidence.search.query import analyze
 from code_evidence.search.stacktraces import parse_frames, plain
-from support.traces import GO, JAVA, JS, PY, RUST
+from support.traces import GO, JAVA, JS, PY, RUST, finds_the_raise_site
 
 
 def _routed(text: str, prefixes: list[str]) -> str:
@@ -160,11 +160,7 @@ def test_a_logger_s_own_time_stays_on_its_records() -> None:
 
 def test_a_traceback_from_compose_finds_the_failing_function(project: Path, tmp_path: Path) -> None:
     routed = _routed(PY, ROUTERS["docker compose"])
-    with Engine(project, tmp_path / "idx") as eng:
-        res = eng.find(FindRequest(routed))
-    top = res.results[0]
-    assert (top.path, top.symbol) == ("src/shop/pricing.py", "discount_for")
-    assert "innermost-frame" in top.reasons
+    res = finds_the_raise_site(project, tmp_path / "idx", routed)
     # the answer says how the paste was read: not as sent
     assert "read without a log's line prefixes: compose container" in res.notes
 
@@ -285,12 +281,8 @@ def test_a_record_or_a_line_with_no_trace_is_left_alone(text: str) -> None:
 
 
 def test_a_json_logged_traceback_finds_the_failing_function(project: Path, tmp_path: Path) -> None:
-    with Engine(project, tmp_path / "idx") as eng:
-        res = eng.find(FindRequest(_structlog(PY)))
-    top = res.results[0]
-    assert (top.path, top.symbol) == ("src/shop/pricing.py", "discount_for")
-    assert "innermost-frame" in top.reasons
-    assert "read the trace a JSON string holds as the runtime printed it" in res.notes
+    res = finds_the_raise_site(project, tmp_path / "idx", _structlog(PY))
+    assert "read the trace a JSON log record holds as the runtime printed it" in res.notes
 
 
 def test_a_record_nested_past_the_json_parser_s_depth_is_no_crash() -> None:
@@ -358,12 +350,7 @@ def test_what_the_program_marked_keeps_its_text() -> None:
 
 
 def test_an_agent_s_ci_log_finds_the_failing_function(project: Path, tmp_path: Path) -> None:
-    with Engine(project, tmp_path / "idx") as eng:
-        res = eng.find(FindRequest(_gh_log(PY)))
-    top = res.results[0]
-    assert (top.path, top.symbol) == ("src/shop/pricing.py", "discount_for")
-    assert "innermost-frame" in top.reasons
-    assert not res.insufficient, res.insufficient_reason
+    finds_the_raise_site(project, tmp_path / "idx", _gh_log(PY))
 
 
 def _gitlab_log(output: str) -> str:

@@ -15,6 +15,7 @@ from code_evidence.engine import Engine
 from code_evidence.search.query import analyze
 from code_evidence.search.stacktraces import Frame, parse_frames
 from code_evidence.search.tracker_reports import reported
+from support.traces import finds_the_raise_site
 
 _HEADER = """# Issue WEB-1Z43 in **acme**
 
@@ -245,12 +246,7 @@ def test_an_agent_s_sentry_answer_finds_the_failing_function(project: Path, tmp_
     assert "read the error tracker's report as its runtime prints the failure" in (
         analysis.reading_notes
     )
-    with Engine(project, tmp_path / "idx") as eng:
-        res = eng.find(FindRequest(PY_MCP))
-    top = res.results[0]
-    assert (top.path, top.symbol) == ("src/shop/pricing.py", "discount_for")
-    assert "innermost-frame" in top.reasons
-    assert not res.insufficient, res.insufficient_reason
+    finds_the_raise_site(project, tmp_path / "idx", PY_MCP)
 
 
 def test_an_event_longer_than_a_question_is_read_before_the_cut(
@@ -268,3 +264,41 @@ def test_an_event_longer_than_a_question_is_read_before_the_cut(
     assert (res.results[0].path, res.results[0].symbol) == ("src/shop/pricing.py", "discount_for")
     assert "read the error tracker's report as its runtime prints the failure" in res.notes
     assert not [n for n in res.notes if "only the last" in n]  # nothing of the failure was cut
+
+
+def test_a_log4j2_json_record_s_thrown_reads_as_java_printed_it() -> None:
+    # Log4j2's JsonLayout keeps the exception as data: frames innermost first, the cause nested
+    def frame(cls: str, method: str, file: str, line: int) -> dict[str, object]:
+        return {"class": cls, "method": method, "file": file, "line": line, "exact": True}
+
+    record = {
+        "level": "ERROR",
+        "loggerName": "com.acme.App",
+        "message": "order rejected",
+        "thrown": {
+            "name": "java.lang.IllegalStateException",
+            "message": "Queue full for group orders",
+            "extendedStackTrace": [
+                frame("com.acme.queue.Broker", "offer", "Broker.java", 57),
+                frame("com.acme.App", "main", "App.java", 12),
+            ],
+            "cause": {
+                "name": "java.io.IOException",
+                "message": "disk full",
+                "extendedStackTrace": [
+                    frame("com.acme.queue.Journal", "append", "Journal.java", 88)
+                ],
+            },
+        },
+    }
+    for text in (json.dumps(record), json.dumps(record, indent=2)):
+        qa = analyze(text)
+        assert qa.frames[:2] == [
+            Frame("Broker.java", 57, "offer", "com/acme/queue/"),
+            Frame("App.java", 12, "main", "com/acme/"),
+        ]
+        assert Frame("Journal.java", 88, "append", "com/acme/queue/") in qa.frames
+        assert "Caused by: java.io.IOException: disk full" in qa.raw
+        assert qa.reading_notes == [
+            "read the trace a JSON log record holds as the runtime printed it"
+        ]

@@ -3,7 +3,8 @@ printed it.
 
 A service that logs JSON keeps an error's trace in one string of the record (structlog's
 ``exception``, python-json-logger's ``exc_info``, pino's and bunyan's ``err.stack``, logstash's
-``stack_trace``, zap's ``stacktrace``), its line breaks escaped as ``\\n``; a Jupyter notebook
+``stack_trace``, zap's ``stacktrace``), its line breaks escaped as ``\\n`` (Log4j2's
+``JsonLayout`` keeps it as data, ``thrown``: ``tracker_reports.thrown_trace``); a Jupyter notebook
 keeps a cell's error as a list of strings (``traceback``, terminal colours and all). Pasted
 from a log viewer, the record is one line, so none of the trace's frames starts a line and no
 reader of a trace sees one; copied out of the viewer's field alone, the trace is one line of
@@ -22,6 +23,7 @@ import re
 from typing import Any
 
 from .stacktraces import parse_frames, plain
+from .tracker_reports import thrown_trace
 
 _MAX_DEPTH = 4  # pino nests the error one level down, a notebook two; deeper is no log's
 _ESCAPE = re.compile(r'\\([nt"\\r])')  # JSON's escapes a trace holds, read left to right
@@ -63,7 +65,7 @@ def _record(line: str) -> str | None:
 def _without_traces(value: dict[str, Any], traces: list[str], depth: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, item in value.items():
-        trace = _trace(item)
+        trace = thrown_trace(item) if isinstance(item, dict) else _trace(item)
         if trace is not None:
             traces.append(trace)
         elif isinstance(item, dict) and depth < _MAX_DEPTH:

@@ -309,7 +309,7 @@ def read_paste(raw: str) -> tuple[str, list[str]]:
         notes.append("read the error tracker's report as its runtime prints the failure")
     if (trace := unfolded(text)) != text:
         text = trace
-        notes.append("read the trace a JSON string holds as the runtime printed it")
+        notes.append("read the trace a JSON log record holds as the runtime printed it")
     return text, notes
 
 

@@ -62,6 +62,7 @@ _LANGUAGES = {
     ".rs": "rust",
 }
 _PLATFORMS = {"node": "javascript", "cocoa": "other", "native": "other"}
+_MAX_CAUSES = 8  # an exception and the ones that caused it, as far as a record nests them
 
 
 @dataclass(frozen=True)
@@ -164,6 +165,30 @@ def _first(value: dict[str, Any], *keys: str) -> str | None:
 
 def _number(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def thrown_trace(value: dict[str, Any]) -> str | None:
+    """The trace a Java logger's JSON record keeps as data, printed as Java prints it: Log4j2's
+    ``JsonLayout`` writes the exception as ``thrown`` (``name``, ``message``, its frames in
+    ``extendedStackTrace``, innermost first, each ``class``, ``method``, ``file``, ``line``;
+    the exception that caused it in ``cause``, printed under ``Caused by:``). None when
+    ``value`` is no such exception."""
+    printed_parts: list[str] = []
+    current: Any = value
+    while isinstance(current, dict) and len(printed_parts) < _MAX_CAUSES:
+        raw = current.get("extendedStackTrace")
+        if not isinstance(current.get("name"), str) or not isinstance(raw, list):
+            break
+        frames = [
+            TrackedFrame(f["file"], _number(f.get("line")), _first(f, "method"), _first(f, "class"))
+            for f in reversed(raw)  # kept oldest first, as a tracker keeps them
+            if isinstance(f, dict) and isinstance(f.get("file"), str)
+        ]
+        exception = TrackedException(current["name"], str(current.get("message") or ""), frames)
+        text = printed(exception, "java")
+        printed_parts.append(f"Caused by: {text}" if printed_parts else text)
+        current = current.get("cause")
+    return "\n".join(printed_parts) if printed_parts else None
 
 
 def mcp_traces(text: str) -> str | None:
