@@ -28,7 +28,9 @@ their error lines; ``test_reports/``: pytest's report) and prints each the way t
   line breaks and quotes escaped (tracebacks);
 - ``sentry-json`` and ``sentry-mcp``: the traceback as Sentry reports it, the event's JSON as
   Sentry's page shows it and what Sentry's MCP server answers an agent about the issue
-  (``sentry_events.py`` says how each is built; tracebacks).
+  (``sentry_events.py`` says how each is built; tracebacks);
+- ``lambda-response``: the traceback as an AWS Lambda function's error response reports it
+  (its type, message and frames three keys of one JSON object; tracebacks).
 
 The time advances a few hundred microseconds a line from a fixed start; ``pasted`` is the case
 as it is, the row the others are compared with. Gold is the case's own (the raise site's file
@@ -44,6 +46,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -204,6 +207,40 @@ def _gitlab_job_log(text: str) -> str:
     return "\n".join(lines)
 
 
+_CHAINS = re.compile(
+    r"\n\n(?:During handling of the above exception, another exception occurred"
+    r"|The above exception was the direct cause of the following exception):\n\n"
+)
+
+
+def _lambda_response(trace: str) -> str:
+    """A traceback as an AWS Lambda function's error response reports it (``aws lambda
+    invoke``, the console's test): the last exception's type (unqualified) and message, and
+    its frames as ``traceback.format_list`` writes them, one string each; pretty-printed, as
+    the CLI's output file and the console show it."""
+    last = _CHAINS.split(trace)[-1]
+    lines = last.split("\n")
+    frames: list[str] = []
+    error_at = len(lines)
+    for i, line in enumerate(lines):
+        if line.startswith('  File "'):
+            frames.append(line + "\n")
+            error_at = i + 1
+        elif line.startswith("    ") and frames:
+            if not set(line.strip()) <= set("^~"):  # the caret line is the print's, not the list's
+                frames[-1] += line + "\n"
+            error_at = i + 1
+    error = "\n".join(lines[error_at:]).strip()
+    head, _, message = error.partition(": ")
+    response = {
+        "errorMessage": message,
+        "errorType": head.rsplit(".", 1)[-1],
+        "requestId": "c6af9ac6-7b61-11e6-9a41-93e812345678",
+        "stackTrace": frames,
+    }
+    return json.dumps(response, indent=2)
+
+
 # Each form's prefix before every line (None: none; :func:`delivered` says what else it does).
 FORMS: dict[str, Callable[[datetime, random.Random], str] | None] = {
     "pasted": None,
@@ -222,6 +259,7 @@ FORMS: dict[str, Callable[[datetime, random.Random], str] | None] = {
     "gitlab-job-log": None,
     "sentry-json": None,
     "sentry-mcp": None,
+    "lambda-response": None,
 }
 # The kinds each form is asked with (the rest: every kind). A one-line error line escaped is
 # the line itself; a test runner's report is no service's log record.
@@ -231,6 +269,7 @@ FORM_KINDS = {
     "escaped": ("trace",),
     "sentry-json": ("trace",),
     "sentry-mcp": ("trace",),
+    "lambda-response": ("trace",),
 }
 
 
@@ -242,6 +281,8 @@ def delivered(text: str, form: str, seed: str, workspace: Path) -> str:
         return _gh_run_log(text, seed)
     if form == "gitlab-job-log":
         return _gitlab_job_log(text)
+    if form == "lambda-response":
+        return _lambda_response(text)
     if form == "sentry-json":
         return sentry_events.stored_json(text, workspace)
     if form == "sentry-mcp":

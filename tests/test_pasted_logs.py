@@ -397,3 +397,52 @@ def test_a_section_the_script_opened_keeps_its_output() -> None:
         + "\nsection_end:1714558339:tests\r\x1b[0K"
     )
     assert analyze(text).raw == "Running the tests\n" + PY
+
+
+# An AWS Lambda function's error response: the type, the message and the frames, three keys.
+_LAMBDA_FRAMES = [
+    '  File "/var/task/app.py", line 3, in <module>\n    main()\n',
+    '  File "/var/task/src/shop/cart.py", line 20, in total\n'
+    "    subtotal -= subtotal * discount_for(self.code)\n",
+    '  File "/var/task/src/shop/pricing.py", line 6, in discount_for\n'
+    '    if code.startswith("VIP"):\n',
+]
+LAMBDA = {
+    "errorMessage": "'NoneType' object has no attribute 'startswith'",
+    "errorType": "AttributeError",
+    "requestId": "c6af9ac6-7b61-11e6-9a41-93e812345678",
+    "stackTrace": _LAMBDA_FRAMES,
+}
+
+
+@pytest.mark.parametrize("indent", [None, 4], ids=["one line", "pretty-printed"])
+def test_a_lambda_error_response_reads_as_its_runtime_printed_it(indent: int | None) -> None:
+    qa = analyze(json.dumps(LAMBDA, indent=indent))
+    assert qa.raw == (
+        "Traceback (most recent call last):\n"
+        + "".join(_LAMBDA_FRAMES)
+        + "AttributeError: 'NoneType' object has no attribute 'startswith'"
+    )
+    assert qa.messages == ["AttributeError: 'NoneType' object has no attribute 'startswith'"]
+    assert qa.quoted == []  # the request's id is the invocation's, nothing to match
+    node = {
+        "errorType": "TypeError",
+        "errorMessage": "Cannot read properties of undefined (reading 'id')",
+        "trace": JS.split("\n"),
+    }
+    assert analyze(json.dumps(node, indent=indent)).raw == JS
+    java = {
+        "errorType": "java.lang.IllegalStateException",
+        "errorMessage": "Queue full",
+        "stackTrace": [
+            "com.acme.queue.Broker.offer(Broker.java:57)",
+            "com.acme.App.main(App.java:12)",
+        ],
+    }
+    qa = analyze(json.dumps(java, indent=indent))
+    assert qa.messages == ["java.lang.IllegalStateException: Queue full"]
+    assert [f.path for f in qa.frames] == ["Broker.java", "App.java"]
+
+
+def test_a_lambda_error_response_finds_the_failing_function(project: Path, tmp_path: Path) -> None:
+    finds_the_raise_site(project, tmp_path / "idx", json.dumps(LAMBDA, indent=4))

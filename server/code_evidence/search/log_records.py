@@ -55,11 +55,38 @@ def _record(line: str) -> str | None:
         return None
     if not isinstance(record, dict):
         return None
+    if (error := _lambda_error(record)) is not None:
+        return error  # the rest is the invocation's (its request id), nothing the code wrote
     traces: list[str] = []
     rest = _without_traces(record, traces, 0)
     if not traces:
         return None
     return "\n".join([json.dumps(rest, ensure_ascii=False), *traces])
+
+
+def _lambda_error(record: dict[str, Any]) -> str | None:
+    """The failure an AWS Lambda function's error response reports (what ``aws lambda invoke``
+    and the console's test return), as its runtime prints it. Its type, message and frames are
+    separate keys, so the frames alone name no error, and the rest (the request's id) is the
+    invocation's, nothing the code wrote. Python's ``stackTrace`` holds one ``  File …`` entry
+    per frame, printed under ``Traceback (most recent call last):`` with the error line last;
+    Java's holds ``Class.method(File.java:12)`` entries, printed under the error line; Node's
+    ``trace`` is the error's own stack, error line first."""
+    kind, message = record.get("errorType"), record.get("errorMessage")
+    stack = record.get("stackTrace", record.get("trace"))
+    if not (isinstance(kind, str) and isinstance(message, str) and isinstance(stack, list)):
+        return None
+    if not stack or not all(isinstance(s, str) for s in stack):
+        return None
+    frames = "".join(s if s.endswith("\n") else s + "\n" for s in stack)
+    if not parse_frames(frames):
+        return None
+    error = f"{kind}: {message}"
+    if '  File "' in frames:
+        return f"Traceback (most recent call last):\n{frames}{error}"
+    if frames.startswith(kind):  # Node's: the stack starts with its error line
+        return frames.rstrip()
+    return f"{error}\n{frames.rstrip()}"
 
 
 def _without_traces(value: dict[str, Any], traces: list[str], depth: int) -> dict[str, Any]:
