@@ -30,7 +30,12 @@ their error lines; ``test_reports/``: pytest's report) and prints each the way t
   Sentry's page shows it and what Sentry's MCP server answers an agent about the issue
   (``sentry_events.py`` says how each is built; tracebacks);
 - ``lambda-response``: the traceback as an AWS Lambda function's error response reports it
-  (its type, message and frames three keys of one JSON object; tracebacks).
+  (its type, message and frames three keys of one JSON object; tracebacks), and
+  ``lambda-log``, as ``aws logs tail`` shows the function's log of it (one multi-line event,
+  its time and stream on its first line; tracebacks);
+- ``ecs``: ``aws logs tail`` of a container's stream, every line an event
+  (``2024-05-01T10:12:03.117482+00:00 ecs/web/… ``); ``fly``: ``fly logs``
+  (``2024-05-01T10:12:03Z app[9080e6d7b12345] iad [info]``).
 
 The time advances a few hundred microseconds a line from a fixed start; ``pasted`` is the case
 as it is, the row the others are compared with. Gold is the case's own (the raise site's file
@@ -213,13 +218,10 @@ _CHAINS = re.compile(
 )
 
 
-def _lambda_response(trace: str) -> str:
-    """A traceback as an AWS Lambda function's error response reports it (``aws lambda
-    invoke``, the console's test): the last exception's type (unqualified) and message, and
-    its frames as ``traceback.format_list`` writes them, one string each; pretty-printed, as
-    the CLI's output file and the console show it."""
-    last = _CHAINS.split(trace)[-1]
-    lines = last.split("\n")
+def _last_exception(trace: str) -> tuple[str, str, list[str]]:
+    """The last exception of a traceback as AWS Lambda's Python runtime reports it: its type
+    (unqualified), its message, and its frames as ``traceback.format_list`` writes them."""
+    lines = _CHAINS.split(trace)[-1].split("\n")
     frames: list[str] = []
     error_at = len(lines)
     for i, line in enumerate(lines):
@@ -230,15 +232,42 @@ def _lambda_response(trace: str) -> str:
             if not set(line.strip()) <= set("^~"):  # the caret line is the print's, not the list's
                 frames[-1] += line + "\n"
             error_at = i + 1
-    error = "\n".join(lines[error_at:]).strip()
-    head, _, message = error.partition(": ")
+    head, _, message = "\n".join(lines[error_at:]).strip().partition(": ")
+    return head.rsplit(".", 1)[-1], message, frames
+
+
+def _lambda_response(trace: str) -> str:
+    """A traceback as an AWS Lambda function's error response reports it (``aws lambda
+    invoke``, the console's test), pretty-printed as the CLI's output file and the console
+    show it."""
+    kind, message, frames = _last_exception(trace)
     response = {
         "errorMessage": message,
-        "errorType": head.rsplit(".", 1)[-1],
+        "errorType": kind,
         "requestId": "c6af9ac6-7b61-11e6-9a41-93e812345678",
         "stackTrace": frames,
     }
     return json.dumps(response, indent=2)
+
+
+_LAMBDA_STREAM = "2024/05/01/[$LATEST]6c7f1b9e0d2a4f3c8b5e7a9d1c3e5f70"
+
+
+def _lambda_log(trace: str) -> str:
+    """A traceback as ``aws logs tail`` shows a Lambda function's log of it: one event, the
+    runtime's ``[ERROR] Type: message`` and the traceback without its error line, the event's
+    time and stream before its first line only."""
+    kind, message, frames = _last_exception(trace)
+    event = f"[ERROR] {kind}: {message}\nTraceback (most recent call last):\n" + "".join(frames)
+    return f"2024-05-01T10:12:03.117000+00:00 {_LAMBDA_STREAM} {event.rstrip()}"
+
+
+def _ecs(t: datetime, rng: random.Random) -> str:
+    return t.isoformat() + " ecs/web/0123456789abcdef0123456789abcdef "
+
+
+def _fly(t: datetime, rng: random.Random) -> str:
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ") + " app[9080e6d7b12345] iad [info]"
 
 
 # Each form's prefix before every line (None: none; :func:`delivered` says what else it does).
@@ -260,6 +289,9 @@ FORMS: dict[str, Callable[[datetime, random.Random], str] | None] = {
     "sentry-json": None,
     "sentry-mcp": None,
     "lambda-response": None,
+    "lambda-log": None,
+    "ecs": _ecs,
+    "fly": _fly,
 }
 # The kinds each form is asked with (the rest: every kind). A one-line error line escaped is
 # the line itself; a test runner's report is no service's log record.
@@ -270,6 +302,7 @@ FORM_KINDS = {
     "sentry-json": ("trace",),
     "sentry-mcp": ("trace",),
     "lambda-response": ("trace",),
+    "lambda-log": ("trace",),
 }
 
 
@@ -283,6 +316,8 @@ def delivered(text: str, form: str, seed: str, workspace: Path) -> str:
         return _gitlab_job_log(text)
     if form == "lambda-response":
         return _lambda_response(text)
+    if form == "lambda-log":
+        return _lambda_log(text)
     if form == "sentry-json":
         return sentry_events.stored_json(text, workspace)
     if form == "sentry-mcp":

@@ -54,6 +54,10 @@ ROUTERS = {
     "gh run view --log-failed": [
         "test (3.12)\tRun python -m pytest\t2024-05-01T10:12:03.1174820Z "
     ],
+    "fly logs": ["2024-05-01T10:12:03Z app[9080e6d7b12345] iad [info]"],
+    "aws logs tail (an ECS task)": [
+        "2024-05-01T10:12:03.117482+00:00 ecs/web/0123456789abcdef0123456789abcdef "
+    ],
     "a reply's quote": ["> "],
     "a quote in a quote": ["> > ", ">> "],
 }
@@ -446,3 +450,23 @@ def test_a_lambda_error_response_reads_as_its_runtime_printed_it(indent: int | N
 
 def test_a_lambda_error_response_finds_the_failing_function(project: Path, tmp_path: Path) -> None:
     finds_the_raise_site(project, tmp_path / "idx", json.dumps(LAMBDA, indent=4))
+
+
+def test_a_lambda_function_s_event_loses_its_stream_on_its_first_line() -> None:
+    # ``aws logs tail``: the runtime logs an unhandled exception as one multi-line event
+    lines = PY.split("\n")
+    event = f"[ERROR] {lines[-1]}\n" + "\n".join(lines[:-1])
+    stream = "2024/05/01/[$LATEST]6c7f1b9e0d2a4f3c8b5e7a9d1c3e5f70"
+    qa = analyze(f"2024-05-01T10:12:03.117000+00:00 {stream} {event}")
+    assert qa.raw == event
+    assert qa.messages == ["AttributeError: 'NoneType' object has no attribute 'startswith'"]
+    assert qa.frames[0].function == "discount_for"
+    assert qa.reading_notes == ["read without a log's line prefixes: CloudWatch stream"]
+
+
+def test_a_time_stamp_before_a_path_is_no_log_stream() -> None:
+    # a CI log's pytest progress: its time stamps come off, its test files stay
+    progress = (
+        "2024-05-01T10:12:03Z tests/test_app.py ..F.\n2024-05-01T10:12:04Z tests/test_cli.py .."
+    )
+    assert unprefixed(progress) == "tests/test_app.py ..F.\ntests/test_cli.py .."

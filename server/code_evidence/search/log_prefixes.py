@@ -1,16 +1,17 @@
 """What a log router writes before every line it forwards, taken off a pasted log (and a
 quote's ``> ``, which a reply or a Markdown quote writes the same way).
 
-A traceback copied from ``docker compose logs``, ``kubectl logs``, ``journalctl``, Heroku, a
-CI system's raw log or ``gh run view --log-failed`` (what an agent reads of a failed CI run)
-carries a prefix on each line (``web-1  | ``, ``2024-05-01T10:12:03.117Z stderr F ``, ``May 01
-10:12:03 web01 gunicorn[4121]: ``): the trace's frame lines then no longer start where every
-trace reader expects them, so no frame is read and the error line is not an error line. The
-user did not write the prefix and it says nothing about the code; the question is the text
-after it.
+A traceback copied from ``docker compose logs``, ``kubectl logs``, ``journalctl``, Heroku,
+``fly logs``, ``aws logs tail``, a CI system's raw log or ``gh run view --log-failed`` (what an
+agent reads of a failed CI run) carries a prefix on each line (``web-1  | ``,
+``2024-05-01T10:12:03.117Z stderr F ``, ``May 01 10:12:03 web01 gunicorn[4121]: ``): the
+trace's frame lines then no longer start where every trace reader expects them, so no frame is
+read and the error line is not an error line. The user did not write the prefix and it says
+nothing about the code; the question is the text after it.
 
 A shape is taken off only where it is the log's own: it must start most of the lines
-(:data:`SHARE`), and the shapes that are a name rather than a time (a service before a bar, a
+(:data:`SHARE`; a prefix no text has, a CloudWatch stream named with its id, wherever it is),
+and the shapes that are a name rather than a time (a service before a bar, a
 Turborepo task) must start at least two, so one line that happens to begin like one keeps its
 words (``str | None``); a compose container's name ends in its replica's number, so one line
 of it is enough. A record a logger wrote (``2024-05-01 10:12:03,117 ERROR app: …``) keeps its
@@ -44,6 +45,9 @@ class _Shape:
     pattern: re.Pattern[str]
     min_lines: int  # a name-shaped prefix needs more than one line to be told from text
     nests: bool = False  # taken off again while it still starts most lines (a quote's quote)
+    # The share of lines it must start: most, but a prefix no text starts with is taken off
+    # wherever it is (a multi-line event carries it on its first line only).
+    share: float = SHARE
 
 
 _SHAPES = (
@@ -69,6 +73,20 @@ _SHAPES = (
         re.compile(rf"{_SYSLOG_TIME} [\w.-]+ [\w./-]+:{_END}"),
         2,
     ),
+    # ``aws logs tail``: the event's time and its log stream. A stream named with an id of 32
+    # hex digits (a Lambda function's ``2024/05/01/[$LATEST]…``, an ECS task's
+    # ``ecs/web/…``) is no text's, so it comes off wherever it is: a Lambda function's starts a
+    # multi-line event (the runtime's ``[ERROR] KeyError: …`` and its traceback, one event), a
+    # task's log may be one line. (A stream named otherwise is not told from a time stamp
+    # before a path: a CI log's ``tests/test_app.py ..F.``.)
+    _Shape(
+        "CloudWatch stream",
+        re.compile(
+            rf"{_ISO} (?:\d{{4}}/\d\d/\d\d/\[[^\]\s]+\]|[\w.-]+/[\w.-]+/)[0-9a-f]{{32}}{_END}"
+        ),
+        1,
+        share=0.0,
+    ),
     # A time stamp alone: GitHub Actions' and Azure Pipelines' raw logs (the first line after
     # a byte order mark), ``docker logs -t``,
     # ``kubectl logs --timestamps``, Jenkins' timestamper (in brackets); a container runtime's
@@ -86,6 +104,13 @@ _SHAPES = (
     # honcho's ``10:12:03 web.1  | ``; two lines at least, so ``str | None`` keeps its words).
     _Shape("compose container", re.compile(rf"\w[\w.-]*[-_]\d+ +\|{_END}"), 1),
     _Shape("service name", re.compile(rf"(?:{_TIME}[ \t]+)?\w[\w.-]*[ \t]*\|{_END}"), 2),
+    # ``fly logs``, once its time stamp is off: the machine, its region and the level, the
+    # line right after (``app[9080e6d7b12345] iad [info]``).
+    _Shape(
+        "Fly.io machine",
+        re.compile(r"app\[[0-9a-f]{6,}\] [a-z]{3} \[(?:info|warn|error|debug|trace|fatal)\]"),
+        1,
+    ),
     # ``kubectl logs --prefix`` (``[pod/web-7d9f/app] ``).
     _Shape("kubectl pod", re.compile(rf"\[pod/[^\]\s]+\]{_END}"), 2),
     # A reply's or a Markdown quote's ``> ``, one level at a time (a quote's quote is taken off
@@ -127,7 +152,7 @@ def without_prefixes(text: str) -> tuple[str, list[str]]:
 
 def _starts_most(shape: _Shape, lines: list[str]) -> bool:
     hits = sum(1 for line in lines if shape.pattern.match(line))
-    return hits >= max(shape.min_lines, SHARE * len(lines))
+    return hits >= max(shape.min_lines, shape.share * len(lines))
 
 
 def _cut(pattern: re.Pattern[str], line: str) -> str:
