@@ -51,7 +51,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -212,16 +211,10 @@ def _gitlab_job_log(text: str) -> str:
     return "\n".join(lines)
 
 
-_CHAINS = re.compile(
-    r"\n\n(?:During handling of the above exception, another exception occurred"
-    r"|The above exception was the direct cause of the following exception):\n\n"
-)
-
-
 def _last_exception(trace: str) -> tuple[str, str, list[str]]:
     """The last exception of a traceback as AWS Lambda's Python runtime reports it: its type
     (unqualified), its message, and its frames as ``traceback.format_list`` writes them."""
-    lines = _CHAINS.split(trace)[-1].split("\n")
+    lines = sentry_events.chain(trace)[-1].split("\n")
     frames: list[str] = []
     error_at = len(lines)
     for i, line in enumerate(lines):

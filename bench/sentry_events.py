@@ -59,13 +59,18 @@ def _source(workspace: Path, path: str) -> list[str] | None:
     return file.read_text(encoding="utf-8", errors="replace").split("\n")
 
 
-def _exceptions(trace: str, workspace: Path) -> list[dict[str, Any]]:
-    """The trace's exceptions, cause first, as the SDK reports each (stored format)."""
+def chain(trace: str) -> list[str]:
+    """The trace's part for each exception of its chain, cause first."""
     blocks = [trace]
     for marker in _CHAINS:
         blocks = [part for block in blocks for part in block.split(marker)]
+    return blocks
+
+
+def _exceptions(trace: str, workspace: Path) -> list[dict[str, Any]]:
+    """The trace's exceptions, cause first, as the SDK reports each (stored format)."""
     out = []
-    for block in blocks:
+    for block in chain(trace):
         lines = [x for x in block.strip("\n").split("\n") if x.strip()]
         frames: list[dict[str, Any]] = []
         last = -1
@@ -202,8 +207,9 @@ _CONTEXTS = {
 
 def api_event(trace: str, workspace: Path) -> dict[str, Any]:
     """The event as Sentry's API returns it (what the MCP server reads)."""
+    exceptions = _exceptions(trace, workspace)  # reads each frame's source once
     values = []
-    for exc in _exceptions(trace, workspace):
+    for exc in exceptions:
         frames = []
         for f in exc.get("stacktrace", {}).get("frames", []):
             context = []
@@ -228,7 +234,7 @@ def api_event(trace: str, workspace: Path) -> dict[str, Any]:
     return {
         "platform": "python",
         "values": values,
-        "culprit": _culprit(_exceptions(trace, workspace)),
+        "culprit": _culprit(exceptions),
     }
 
 

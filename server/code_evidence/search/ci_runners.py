@@ -83,6 +83,7 @@ _SCRIPT_RUNNER_LINE = re.compile(
     r"script\.\.\.|Using (?:docker image sha256:|\w+ executor ).*)$"
 )
 _RUNNER_HEAD = re.compile(r"^(?:Running with gitlab-runner .*|  on \S+ \S+(?:, system ID: \S+)?)$")
+_MAX_SECTIONS = 16  # open at once: a job nests a few; past that a paste is no job's log
 _VERDICT = re.compile(r"^(?:ERROR: Job failed(?: \(system failure\))?: .*|Job succeeded)[ \t]*$")
 
 
@@ -104,9 +105,9 @@ def _gitlab_job_output(text: str) -> str:
         section = _SECTION.match(line)
         if section is not None:
             start, name = section.group(1) == "start", section.group(2)
-            if start:
+            if start and len(open_sections) < _MAX_SECTIONS:  # each line's checks stay short
                 open_sections.append(name)
-            elif name in open_sections:
+            elif not start and name in open_sections:
                 del open_sections[len(open_sections) - 1 - open_sections[::-1].index(name)]
             continue
         if _VERDICT.match(line) or (not open_sections and _RUNNER_HEAD.match(line)):

@@ -30,6 +30,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..index.chunk.languages import detect_language
+
 # The MCP server's Markdown: its heading for the issue, each exception's, each frame fence.
 _MCP_ISSUE = re.compile(r"^# Issue \S+ in \*\*", re.M)
 _SECTION = re.compile(r"^### (?:Error|(.+))$", re.M)
@@ -45,22 +47,8 @@ _MCP_RUBY = re.compile(r"^    from (.+?)(?::(\d+):in)?(?: `(.+)`)?$")
 _MCP_PHP = re.compile(r"^(?:#\d+ )?(\S+\.php)(?:\((\d+)\))?: (.+)\(\)$")
 _MCP_OTHER = re.compile(r"^    at (.+?) \((.+?)(?::(\d+))?(?::(\d+))?\)$")
 
-_LANGUAGES = {
-    ".py": "python",
-    ".js": "javascript",
-    ".mjs": "javascript",
-    ".cjs": "javascript",
-    ".jsx": "javascript",
-    ".ts": "javascript",
-    ".tsx": "javascript",
-    ".java": "java",
-    ".kt": "java",
-    ".scala": "java",
-    ".rb": "ruby",
-    ".php": "php",
-    ".go": "go",
-    ".rs": "rust",
-}
+# The grammar a frame's file is (``index.chunk.languages``) to the runtime whose print it gets.
+_RUNTIMES = {"typescript": "javascript", "tsx": "javascript", "kotlin": "java", "scala": "java"}
 _PLATFORMS = {"node": "javascript", "cocoa": "other", "native": "other"}
 _MAX_CAUSES = 8  # an exception and the ones that caused it, as far as a record nests them
 
@@ -259,9 +247,9 @@ def _int(text: str | None) -> int | None:
 def language(exception: TrackedException, platform: str | None) -> str:
     """The runtime whose print to use: the innermost frame's file says, else the platform."""
     for frame in reversed(exception.frames):
-        ext = re.search(r"\.\w+$", frame.path.split("?")[0])
-        if ext and ext.group(0).lower() in _LANGUAGES:
-            return _LANGUAGES[ext.group(0).lower()]
+        grammar = detect_language(frame.path.split("?")[0])
+        if grammar is not None:
+            return _RUNTIMES.get(grammar, grammar)
     return _PLATFORMS.get(platform or "", platform or "other")
 
 
