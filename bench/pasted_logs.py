@@ -20,7 +20,11 @@ their error lines; ``test_reports/``: pytest's report) and prints each the way t
   of a CI run): the job's and step's names and a tab before each line of the raw log, with the
   step's group before the output and the runner's ``##[error]`` after it; ``gitlab-job-log``:
   as GitLab's API returns a failed job's log (``glab ci trace``), the output in the script's
-  section among the runner's;
+  section among the runner's; ``circleci-mcp``, ``buildkite-log``, ``buildkite-mcp``,
+  ``jenkins-console``, ``jenkins-mcp``, ``azure-log`` and ``azure-mcp``: a failed step as
+  CircleCI's MCP server, Buildkite's raw log and its MCP server, Jenkins' console text and its
+  MCP server, and an Azure Pipelines task's log and Azure DevOps' MCP server hand it over
+  (``ci_fetches.py`` says how each is built);
 - ``structlog``: one JSON record (structlog's ``event``, ``level``, ``timestamp``) whose
   ``exception`` is the case, as a log viewer shows it, and ``kubernetes+structlog``, that
   record in the kubelet's log (tracebacks and error lines);
@@ -28,7 +32,8 @@ their error lines; ``test_reports/``: pytest's report) and prints each the way t
   line breaks and quotes escaped (tracebacks);
 - ``sentry-json`` and ``sentry-mcp``: the traceback as Sentry reports it, the event's JSON as
   Sentry's page shows it and what Sentry's MCP server answers an agent about the issue
-  (``sentry_events.py`` says how each is built; tracebacks);
+  (``sentry_events.py`` says how each is built; tracebacks); ``rollbar-mcp``: as Rollbar's MCP
+  server answers about the item (``rollbar_items.py``; tracebacks);
 - ``lambda-response``: the traceback as an AWS Lambda function's error response reports it
   (its type, message and frames three keys of one JSON object; tracebacks), and
   ``lambda-log``, as ``aws logs tail`` shows the function's log of it (one multi-line event,
@@ -56,6 +61,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import ci_fetches
+import rollbar_items
 import sentry_events
 from devset import (
     DEFAULT_INDEX_ROOT,
@@ -285,6 +292,24 @@ FORMS: dict[str, Callable[[datetime, random.Random], str] | None] = {
     "lambda-log": None,
     "ecs": _ecs,
     "fly": _fly,
+    "circleci-mcp": None,
+    "buildkite-log": None,
+    "buildkite-mcp": None,
+    "jenkins-console": None,
+    "jenkins-mcp": None,
+    "azure-log": None,
+    "azure-mcp": None,
+    "rollbar-mcp": None,
+}
+# The forms a CI system renders whole (``ci_fetches``).
+_CI_FETCHES: dict[str, Callable[[str], str]] = {
+    "circleci-mcp": ci_fetches.circleci_mcp,
+    "buildkite-log": ci_fetches.buildkite_log,
+    "buildkite-mcp": ci_fetches.buildkite_mcp,
+    "jenkins-console": ci_fetches.jenkins_console,
+    "jenkins-mcp": ci_fetches.jenkins_mcp,
+    "azure-log": ci_fetches.azure_log,
+    "azure-mcp": ci_fetches.azure_mcp,
 }
 # The kinds each form is asked with (the rest: every kind). A one-line error line escaped is
 # the line itself; a test runner's report is no service's log record.
@@ -296,6 +321,7 @@ FORM_KINDS = {
     "sentry-mcp": ("trace",),
     "lambda-response": ("trace",),
     "lambda-log": ("trace",),
+    "rollbar-mcp": ("trace",),
 }
 
 
@@ -307,6 +333,8 @@ def delivered(text: str, form: str, seed: str, workspace: Path) -> str:
         return _gh_run_log(text, seed)
     if form == "gitlab-job-log":
         return _gitlab_job_log(text)
+    if form in _CI_FETCHES:
+        return _CI_FETCHES[form](text)
     if form == "lambda-response":
         return _lambda_response(text)
     if form == "lambda-log":
@@ -315,6 +343,8 @@ def delivered(text: str, form: str, seed: str, workspace: Path) -> str:
         return sentry_events.stored_json(text, workspace)
     if form == "sentry-mcp":
         return sentry_events.mcp_issue(text, workspace)
+    if form == "rollbar-mcp":
+        return rollbar_items.mcp_item(text)
     if form == "windows":
         return text.replace("\n", "\r\n")
     if form == "escaped":

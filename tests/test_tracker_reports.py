@@ -1,7 +1,7 @@
 """A failure as an error tracker reports it (``search/tracker_reports.py``): Sentry's event
-JSON, stored or from its API, and its MCP server's answer about an issue are read as the
-runtime printed the failure, innermost frame where that runtime puts it, and the report's
-tags and contexts are not text the answer must contain."""
+JSON, stored or from its API, its MCP server's answer about an issue and a Rollbar item or
+occurrence are read as the runtime printed the failure, innermost frame where that runtime
+puts it, and the report's tags and contexts are not text the answer must contain."""
 
 from __future__ import annotations
 
@@ -302,3 +302,72 @@ def test_a_log4j2_json_record_s_thrown_reads_as_java_printed_it() -> None:
         assert qa.reading_notes == [
             "read the trace a JSON log record holds as the runtime printed it"
         ]
+
+
+# Rollbar: a trace's frames oldest first, a chain of exceptions the last raised first.
+def _rollbar_trace(frames: list[tuple[str, int, str, str]], kind: str, message: str) -> dict:
+    return {
+        "frames": [
+            {"filename": path, "lineno": line, "method": method, "code": code}
+            for path, line, method, code in frames
+        ],
+        "exception": {"class": kind, "message": message},
+    }
+
+
+ROLLBAR_TRACE = _rollbar_trace(
+    [
+        ("/home/dev/shop/app.py", 3, "<module>", "main()"),
+        ("/home/dev/shop/src/shop/cart.py", 20, "total", "subtotal -= discount_for(self.code)"),
+        ("/home/dev/shop/src/shop/pricing.py", 6, "discount_for", 'if code.startswith("VIP"):'),
+    ],
+    "AttributeError",
+    "'NoneType' object has no attribute 'startswith'",
+)
+# As Rollbar's MCP server answers ``get-item-details``: the item, its last occurrence under it
+ROLLBAR_ITEM = {
+    "id": 1458392011,
+    "counter": 412,
+    "title": "AttributeError: 'NoneType' object has no attribute 'startswith'",
+    "language": "python",
+    "hash": "8f3c2a1e9d7b6c5a4f3e2d1c0b9a8f7e6d5c4b3a",
+    "occurrence": {
+        "id": 401234567890,
+        "data": {
+            "body": {"trace": ROLLBAR_TRACE},
+            "language": "python",
+            "uuid": "2f1e0d9c-8b7a-4c6d-9e5f-4a3b2c1d0e9f",
+            "server": {"host": "web-7d9f", "argv": ["gunicorn", "app:app"]},
+        },
+    },
+}
+
+
+def test_a_rollbar_item_reads_as_its_runtime_printed_it() -> None:
+    qa = analyze(json.dumps(ROLLBAR_ITEM))
+    assert qa.reading_notes == ["read the error tracker's report as its runtime prints the failure"]
+    assert qa.frames[0] == Frame("/home/dev/shop/src/shop/pricing.py", 6, "discount_for")
+    assert qa.messages == ["AttributeError: 'NoneType' object has no attribute 'startswith'"]
+    assert qa.quoted == []  # the item's hash and the occurrence's uuid are no text to match
+    # the occurrence as the API returns it, and as a payload, read the same
+    occurrence = ROLLBAR_ITEM["occurrence"]
+    for text in (json.dumps({"err": 0, "result": occurrence}), json.dumps(occurrence["data"])):
+        assert analyze(text).frames == qa.frames
+
+
+def test_a_rollbar_trace_chain_reads_cause_first() -> None:
+    cause = _rollbar_trace(
+        [("/home/dev/shop/src/shop/db.py", 41, "fetch", "raise KeyError(code)")], "KeyError", "'A'"
+    )
+    chain = {"data": {"body": {"trace_chain": [ROLLBAR_TRACE, cause]}, "language": "python"}}
+    printed = reported(json.dumps(chain))
+    assert printed is not None
+    assert printed.index("KeyError: 'A'") < printed.index("AttributeError")
+    assert parse_frames(printed)[0].function == "discount_for"  # the last raised, innermost
+    # a payload with an empty chain beside its trace reads the trace
+    beside = {"body": {"trace_chain": None, "trace": ROLLBAR_TRACE}, "language": "python"}
+    assert analyze(json.dumps(beside)).frames == analyze(json.dumps(ROLLBAR_ITEM)).frames
+
+
+def test_a_rollbar_answer_finds_the_failing_function(project: Path, tmp_path: Path) -> None:
+    finds_the_raise_site(project, tmp_path / "idx", json.dumps(ROLLBAR_ITEM, indent=2))

@@ -17,6 +17,16 @@ In the script's section, the runner's header (``Executing "step_script" stage of
 script``) and its echo of each command (``$ python -m pytest tests/``); at the end, its verdict,
 ``ERROR: Job failed: exit code 1``, the same kind of line as Actions'.
 
+The other systems wrap a step the same way, each with its own marks. CircleCI: the shell it ran
+the step with (``#!/bin/bash -eo pipefail``) and the step's command, then ``Exited with code
+exit status 1``. Buildkite: the agent's own groups (``~~~ Preparing working directory``, its
+hooks, the checkout), ``--- `` and ``+++ `` headers, the ``$ `` echo of each command and ``🚨
+Error: The command exited with status 1``. Jenkins: a Pipeline's ``[Pipeline]`` steps, the
+checkout's Git plugin lines, the ``+ `` echo of a ``sh`` step's command and ``ERROR: script
+returned exit code 1`` / ``Finished: FAILURE``. Azure Pipelines: a task's header, from
+``##[section]Starting: …`` to ``Starting Command Output``, and its verdict (``##[error]Bash
+exited with code '1'.``).
+
 :func:`step_output` leaves those lines out. What a workflow command marks inside the output
 keeps its text without the marker: an annotation (``##[error]src/app.ts(12,5): error TS2322:
 …``, a problem matcher's) is the tool's own line, and a group the program opened itself
@@ -32,25 +42,33 @@ import re
 # ``Run actions/checkout@v4`` for an action), closed by ``##[endgroup]``.
 _STEP_GROUP_START = "##[group]Run "
 _GROUP_END = "##[endgroup]"
+# Azure Pipelines': a task's header (its name, version, help, the script it generated) runs
+# from its start to the line before its command's output.
+_TASK_START = "##[section]Starting: "
+_TASK_OUTPUT = re.compile(r"^=+ Starting Command Output =+[ \t]*$")
 # The runner's own lines: the step's verdict, its debug and command echoes, a group's end.
 _RUNNER_LINE = re.compile(
     r"^##\[(?:error|warning)\](?:Process completed with exit code \d+\.|The process '[^'\n]*' "
-    r"failed with exit code \d+)[ \t]*$\n?"
-    r"|^##\[(?:debug|command)\].*$\n?|^##\[endgroup\][ \t]*$\n?",
+    r"failed with exit code \d+|(?:Bash|PowerShell|Cmd\.exe) exited with code '-?\d+'\.|Script "
+    r"failed with exit code: -?\d+)[ \t]*$\n?"
+    r"|^(?:##)?\[(?:debug|command)\].*$\n?|^##\[endgroup\][ \t]*$\n?"
+    r"|^##\[section\](?:Starting|Finishing|Async Command (?:Start|End)): .*$\n?",
     re.M,
 )
 _MARKER = re.compile(r"^##\[(?:group|error|warning|notice|section)\]", re.M)
 
 
 def _without_step_groups(text: str) -> str:
-    """``text`` without each step's group, from its ``##[group]Run …`` to its ``##[endgroup]``
-    (one pass over the lines: a group whose end was not copied keeps its lines)."""
+    """``text`` without each step's group, from its ``##[group]Run …`` to its ``##[endgroup]``,
+    and each Azure Pipelines task's header, from its ``##[section]Starting: …`` to its
+    ``Starting Command Output`` (one pass over the lines: a group whose end was not copied
+    keeps its lines)."""
     kept: list[str] = []
     start: int | None = None  # where in ``kept`` the open step group began
     for line in text.split("\n"):
-        if line.startswith(_STEP_GROUP_START):
+        if line.startswith((_STEP_GROUP_START, _TASK_START)):
             start = len(kept)
-        elif start is not None and line.startswith(_GROUP_END):
+        elif start is not None and (line.startswith(_GROUP_END) or _TASK_OUTPUT.match(line)):
             del kept[start:]
             start = None
             continue
@@ -89,12 +107,19 @@ _VERDICT = re.compile(r"^(?:ERROR: Job failed(?: \(system failure\))?: .*|Job su
 
 def step_output(text: str) -> str | None:
     """``text`` without the runner's lines around a CI step's output (GitHub Actions' step,
-    GitLab's job); None when it holds none."""
+    GitLab's job, CircleCI's step, Buildkite's job, Jenkins' build); None when it holds
+    none."""
     out = text
     if "##[" in out:
         out = _MARKER.sub("", _RUNNER_LINE.sub("", _without_step_groups(out)))
     if "section_start:" in out or "ERROR: Job failed" in out:
         out = _gitlab_job_output(out)
+    if "pipefail" in out or "Exited with code" in out or "CircleCI received exit code" in out:
+        out = _CIRCLECI_LINE.sub("", out)
+    if _BUILDKITE.search(out):
+        out = _buildkite_job_output(out)
+    if _JENKINS.search(out):
+        out = _jenkins_build_output(out)
     return out.strip("\n") if out != text else None
 
 
@@ -119,6 +144,88 @@ def _gitlab_job_output(text: str) -> str:
             and open_sections[-1] in _SCRIPT_SECTIONS
             and _SCRIPT_RUNNER_LINE.match(line)
         ):
+            continue
+        kept.append(line)
+    return "\n".join(kept)
+
+
+# CircleCI's: a step's output opens with its shell and its command's first line, and ends with
+# the verdict.
+_CIRCLECI_LINE = re.compile(
+    r"^#!\S*(?:bash|sh)\b.*-eo pipefail.*\n.*$\n?"
+    r"|^(?:Exited with code (?:exit status )?-?\d+|CircleCI received exit code -?\d+)[ \t]*$\n?",
+    re.M,
+)
+
+# Buildkite's: the agent's groups (``~~~ Preparing working directory``; ``---`` and ``+++``
+# open collapsed and expanded ones), the commands it echoes in the command phase, its verdict.
+_BUILDKITE_AGENT_GROUPS = (
+    r"Preparing working directory|Preparing plugins|Setting up plugins|Running .*hook"
+    r"|Uploading artifacts|Downloading artifacts"
+)
+_BUILDKITE_HEADER = re.compile(r"^(?:~~~|---|\+\+\+) (.*?)[ \t]*$")
+_BUILDKITE_AGENT_GROUP = re.compile(rf"^(?:{_BUILDKITE_AGENT_GROUPS})$")
+# A Buildkite log has the agent's own groups or its verdict (a Markdown fence opens ``~~~``).
+_BUILDKITE = re.compile(
+    rf"^(?:~~~ (?:{_BUILDKITE_AGENT_GROUPS}|Running commands?|Running script)|\^\^\^ \+\+\+"
+    r"|🚨 Error: The command exited with status -?\d+)[ \t]*$",
+    re.M,
+)
+_BUILDKITE_COMMANDS = frozenset({"Running commands", "Running command", "Running script"})
+_BUILDKITE_VERDICT = re.compile(
+    r"^(?:\^\^\^ \+\+\+|🚨 Error: The command exited with status -?\d+)[ \t]*$"
+)
+
+
+def _buildkite_job_output(text: str) -> str:
+    kept: list[str] = []
+    group: str | None = None
+    for line in text.split("\n"):
+        header = _BUILDKITE_HEADER.match(line)
+        if header is not None:
+            group = header.group(1)
+            continue
+        if _BUILDKITE_VERDICT.match(line) or (
+            group is not None and _BUILDKITE_AGENT_GROUP.match(group)
+        ):
+            continue
+        if group in _BUILDKITE_COMMANDS and line.startswith("$ "):
+            continue
+        kept.append(line)
+    return "\n".join(kept)
+
+
+# Jenkins': a Pipeline's steps (``[Pipeline] sh``), a build's start and verdict, the Git
+# plugin's checkout, the shell's echo of the command a ``sh`` step runs.
+_JENKINS = re.compile(
+    r"^(?:\[Pipeline\] .*|Finished: (?:SUCCESS|UNSTABLE|FAILURE|NOT_BUILT|ABORTED))[ \t]*$", re.M
+)
+_JENKINS_LINE = re.compile(
+    r"^(?:\[[\dT:.,+Z -]{8,40}\] )?"  # the timestamper's, kept on a line a logger's would be
+    r"(?:\[Pipeline\] .*|Started by .*|Running on .* in /.*|Running as SYSTEM"
+    r"|Building (?:in workspace|remotely on) .*|Finished: [A-Z_]+"
+    r"|(?:ERROR: )?script returned exit code -?\d+|Build step '.*' marked build as failure"
+    r"|\[[^\]\n]+\] \$ /bin/sh -xe /tmp/jenkins\d+\.sh"
+    r"| > git .*|The recommended git tool is: .*|using credential .*|Cloning (?:the remote Git "
+    r"repository|repository .*)|Fetching (?:upstream changes from .*|changes from the remote "
+    r"Git repository)|Checking out Revision .*|Commit message: .*|First time build\. .*"
+    r"|Avoid second fetch)[ \t]*$"
+)
+_JENKINS_SCM_STEPS = frozenset({"[Pipeline] checkout", "[Pipeline] git"})
+
+
+def _jenkins_build_output(text: str) -> str:
+    kept: list[str] = []
+    step = ""
+    echo = False  # the shell's echo of the command a ``sh`` step runs comes first
+    for line in text.split("\n"):
+        if line.startswith("[Pipeline] "):
+            step, echo = line.rstrip(), line.rstrip() == "[Pipeline] sh"
+            continue
+        if echo and line.startswith("+ "):
+            continue
+        echo = False
+        if step in _JENKINS_SCM_STEPS or _JENKINS_LINE.match(line):
             continue
         kept.append(line)
     return "\n".join(kept)

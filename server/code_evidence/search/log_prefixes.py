@@ -99,6 +99,9 @@ _SHAPES = (
         ),
         1,
     ),
+    # A time of day alone: Jenkins' timestamper as its console page shows it (``10:12:03 ``,
+    # or in brackets), ``ts``. Two lines at least: one line that starts with a time is text.
+    _Shape("time of day", re.compile(rf"\[?{_TIME}\]?{_END}"), 2),
     # docker compose's container (``web-1  | ``, version 1's ``web_1  | ``: a service and its
     # replica's number, so one line is enough), any service's name before a bar (foreman's and
     # honcho's ``10:12:03 web.1  | ``; two lines at least, so ``str | None`` keeps its words).

@@ -16,6 +16,7 @@ from ..index import cjk
 from ..index.terms import code_terms, split_identifier
 from . import crosslingual, programs
 from .ci_runners import step_output
+from .fetched_logs import log_text
 from .log_prefixes import without_prefixes
 from .log_records import unfolded
 from .runtime_messages import runtime_names
@@ -290,17 +291,29 @@ def _paths(text: str) -> tuple[list[str], dict[str, int]]:
     return paths, path_lines
 
 
+def _lines(raw: str) -> tuple[str, list[str]]:
+    """``raw``'s lines as a terminal shows them (LF line ends, no escape sequences), without a
+    log's line prefixes, and a note naming the prefixes taken off."""
+    text, taken_off = without_prefixes(plain(raw.replace("\r\n", "\n").replace("\r", "\n")))
+    note = f"read without a log's line prefixes: {', '.join(taken_off)}"
+    return text, [note] if taken_off else []
+
+
 def read_paste(raw: str) -> tuple[str, list[str]]:
     """The question as the user meant it, and notes on how it was read when not as sent.
 
     A CI log's colours, Windows' line ends (every reader of a trace reads lines ending in LF),
     a log router's per-line prefixes and a CI runner's lines around a step's output are not
-    part of the question; an error tracker's report, and a trace a JSON log record holds, are
-    read as the runtime printed the failure. Reading again what was read changes nothing (a
-    log nests its prefixes a few deep, far fewer than ``log_prefixes`` takes off), so the
-    engine reads a paste too long to keep whole before cutting it (``Engine.find``)."""
-    text, taken_off = without_prefixes(plain(raw.replace("\r\n", "\n").replace("\r", "\n")))
-    notes = [f"read without a log's line prefixes: {', '.join(taken_off)}"] if taken_off else []
+    part of the question; a CI system's JSON answer is read as the log it holds, and an error
+    tracker's report and a trace a JSON log record holds as the runtime printed the failure.
+    Reading again what was read changes nothing (a log nests its prefixes a few deep, far fewer
+    than ``log_prefixes`` takes off), so the engine reads a paste too long to keep whole before
+    cutting it (``Engine.find``)."""
+    text, notes = _lines(raw)
+    if (fetched := log_text(text)) is not None:
+        notes.append("read the CI log the JSON answer holds, line by line")
+        text, inner = _lines(fetched)
+        notes.extend(inner)
     if (output := step_output(text)) is not None:
         text = output
         notes.append("read without the CI runner's lines around the step's output")

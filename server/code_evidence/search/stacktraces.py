@@ -227,7 +227,7 @@ _FRAGMENT_SPLIT = re.compile(
 
 # A terminal's escape sequences: colours and styles (CSI ``ESC [ … m``), links and titles (OSC
 # ``ESC ] … BEL``). A CI log keeps them; what the user read had none.
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[]_P^X][^\x07\x1b]*(?:\x07|\x1b\\)")
 
 
 def plain(text: str) -> str:

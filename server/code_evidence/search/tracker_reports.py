@@ -2,7 +2,8 @@
 
 An error tracker does not keep a trace's text: Sentry's SDKs send each frame as data (file,
 function, line, the source around it), oldest first in every language, and a chain of
-exceptions cause first. What reaches a user or an agent is a rendering of that data:
+exceptions cause first; Rollbar's keep frames oldest first too, a chain newest first. What
+reaches a user or an agent is a rendering of that data:
 
 - the event's JSON, as Sentry's page shows it (``exception.values[].stacktrace.frames``,
   snake_case) or as its API returns it (``entries[]`` of type ``exception``, camelCase,
@@ -12,7 +13,11 @@ exceptions cause first. What reaches a user or an agent is a rendering of that d
   each (``  File "click/core.py", line 783, in invoke`` for Python, ``at com.x.Foo.bar(
   Foo.java:12)`` for Java, ``src/app.js:12:7 (handler)`` for JavaScript, Ruby's ``from``,
   PHP's ``path(line): fn()``, ``at fn (path:line:col)`` otherwise), oldest first whatever the
-  language, then the event's tags and contexts and advice to the agent.
+  language, then the event's tags and contexts and advice to the agent;
+- a Rollbar occurrence's JSON (``body.trace`` or ``body.trace_chain``, each trace's
+  ``frames`` and ``exception``), as its API returns it, as its payload, or inside the item
+  Rollbar's MCP server answers (``get-item-details``: the item's fields and its last
+  ``occurrence``).
 
 Read as they are, the frames of a Java or JavaScript rendering come in the reverse of the
 order their runtime prints (so the outermost frame looked innermost), JavaScript's are no
@@ -74,8 +79,9 @@ class TrackedException:
 
 def reported(text: str) -> str | None:
     """``text`` with the error tracker's report it holds (a Sentry event's JSON, the Sentry MCP
-    server's answer) replaced by the failure printed as its runtime prints it; what the user
-    wrote before the report stays. None when it holds no report with frames."""
+    server's answer, a Rollbar occurrence or item) replaced by the failure printed as its
+    runtime prints it; what the user wrote before the report stays. None when it holds no
+    report with frames."""
     start = _MCP_ISSUE.search(text)
     if start is not None:
         traces = mcp_traces(text[start.start() :])
@@ -92,16 +98,59 @@ def reported(text: str) -> str | None:
 
 
 def event_traces(record: dict[str, Any]) -> list[str] | None:
-    """Each exception of a Sentry event (stored or API JSON) as its runtime prints it, cause
-    first; None when ``record`` is no event with exceptions."""
+    """Each exception of a Sentry event (stored or API JSON) or of a Rollbar occurrence as its
+    runtime prints it, cause first; None when ``record`` is no event with exceptions."""
     platform = record.get("platform") if isinstance(record.get("platform"), str) else None
     values = _event_values(record)
-    if not values:
-        return None
     exceptions = [e for e in map(_exception, values) if e is not None]
+    if not exceptions and (occurrence := _rollbar_data(record)) is not None:
+        exceptions, platform = _rollbar_exceptions(occurrence), _first(occurrence, "language")
     if not any(e.frames for e in exceptions):
         return None
     return [printed(e, platform) for e in exceptions]
+
+
+def _rollbar_data(record: dict[str, Any]) -> dict[str, Any] | None:
+    """A Rollbar occurrence's data: the record itself (the payload), or under the item's
+    ``occurrence`` (Rollbar's MCP server's ``get-item-details``) or the API's ``result``."""
+    for outer in (record, record.get("occurrence"), record.get("result")):
+        if not isinstance(outer, dict):
+            continue
+        for data in (outer, outer.get("data")):
+            if isinstance(data, dict) and isinstance(data.get("body"), dict):
+                body = data["body"]
+                if isinstance(body.get("trace"), dict) or isinstance(body.get("trace_chain"), list):
+                    return data
+    return None
+
+
+def _rollbar_exceptions(data: dict[str, Any]) -> list[TrackedException]:
+    """Rollbar keeps a trace's frames oldest first (``filename``, ``lineno``, ``method``,
+    ``code``) and a chain of exceptions newest first."""
+    body = data["body"]
+    chain = body.get("trace_chain")
+    traces = chain if isinstance(chain, list) else [body.get("trace")]
+    exceptions = []
+    for trace in reversed(traces[:_MAX_CAUSES]):
+        if not isinstance(trace, dict):
+            continue
+        error = trace.get("exception") if isinstance(trace.get("exception"), dict) else {}
+        raw = trace.get("frames") if isinstance(trace.get("frames"), list) else []
+        frames = [
+            TrackedFrame(
+                f["filename"],
+                _number(f.get("lineno")),
+                _first(f, "method"),
+                _first(f, "class_name"),
+                _number(f.get("colno")),
+                _first(f, "code"),
+            )
+            for f in raw
+            if isinstance(f, dict) and isinstance(f.get("filename"), str)
+        ]
+        kind, value = _first(error, "class") or "", _first(error, "message") or ""
+        exceptions.append(TrackedException(kind, value, frames))
+    return exceptions
 
 
 def _event_values(record: dict[str, Any]) -> list[Any]:

@@ -1,0 +1,93 @@
+"""A CI log as a CI system's API or MCP server hands it to an agent: its lines as JSON data.
+
+An agent fixing a red build seldom copies a terminal. It asks the CI system, and the answer
+keeps the log's lines as JSON strings, every line break and quote escaped, so no trace in it
+reads as one:
+
+- Buildkite's MCP server (``read_logs``, ``tail_logs``): ``{"entries": [{"ts": …, "c":
+  "<line>", "rn": …}, …]}``, a line per entry;
+- Jenkins' MCP server plugin (``getBuildLog``): ``{"hasMoreContent": false, "lines": [...]}``;
+- Azure DevOps' MCP server (``pipelines_get_build_log_by_id``): the task's log lines as a JSON
+  array, pretty-printed, each line with its time stamp;
+- CircleCI's MCP server (``get_build_failure_logs``): for each failed step a ``Job:`` and a
+  ``Step:`` line, then ``Logs:`` and the step's ``{"output": …, "error": …}``, the step's
+  terminal in one JSON string each; CircleCI's API (v1.1, a step's ``output_url``) returns the
+  same terminal as ``[{"type": "out", "message": …}, …]``.
+
+:func:`log_text` gives the log as the CI system shows it, line by line; what the runner wrote
+around the step's output (its checkout, echoes and verdict) is ``ci_runners``'s to leave out.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+# CircleCI's MCP answer: a header per job and per step, each step's streams on a ``Logs:`` line.
+_CIRCLECI_HEAD = re.compile(r"^(?:=====|Job: .*|Step: .*|No logs found\.|No steps found\.)$")
+_CIRCLECI_LOGS = "Logs: {"
+
+
+def log_text(text: str) -> str | None:
+    """The log ``text`` holds as a CI system's JSON answer, line by line; None when it is no
+    such answer."""
+    stripped = text.strip()
+    if stripped.startswith(("{", "[")):
+        try:
+            answer = json.loads(stripped)
+        except (ValueError, RecursionError):  # no JSON, or nested past the parser's depth
+            return None
+        return _answer_lines(answer)
+    if _CIRCLECI_LOGS in text:
+        return _circleci_mcp(text)
+    return None
+
+
+def _strings(items: Any, key: str | None = None) -> list[str] | None:
+    """``items`` as a list of strings (each item's ``key`` when given); None unless every item
+    is one."""
+    if not isinstance(items, list) or not items:
+        return None
+    if key is not None:
+        items = [item.get(key) if isinstance(item, dict) else None for item in items]
+    return items if all(isinstance(item, str) for item in items) else None
+
+
+def _answer_lines(answer: Any) -> str | None:
+    if isinstance(answer, dict):
+        lines = _strings(answer.get("lines"))  # Jenkins'
+        if lines is None:
+            lines = _strings(answer.get("entries"), "c")  # Buildkite's
+        return None if lines is None else "\n".join(lines)
+    if (lines := _strings(answer)) is not None and len(lines) > 1:  # Azure DevOps'
+        return "\n".join(lines)
+    # CircleCI's API: the step's terminal in pieces, each its stream's (``out``, ``err``)
+    if not isinstance(answer, list) or not all(
+        isinstance(piece, dict) and piece.get("type") in ("out", "err") for piece in answer
+    ):
+        return None
+    pieces = _strings(answer, "message")
+    return None if pieces is None else "".join(pieces)
+
+
+def _circleci_mcp(text: str) -> str | None:
+    """The streams of each step a CircleCI MCP answer reports, its headers left out."""
+    kept: list[str] = []
+    found = False
+    for line in text.split("\n"):
+        if line.startswith(_CIRCLECI_LOGS):
+            try:
+                streams = json.loads(line.removeprefix("Logs: "))
+            except (ValueError, RecursionError):
+                kept.append(line)
+                continue
+            if isinstance(streams, dict):
+                found = True
+                for stream in (streams.get("output"), streams.get("error")):
+                    if isinstance(stream, str) and stream.strip():
+                        kept.append(stream.rstrip("\r\n"))
+                continue
+        if not _CIRCLECI_HEAD.match(line):
+            kept.append(line)
+    return "\n".join(kept) if found else None

@@ -1,0 +1,237 @@
+"""A failed CI step as an agent fetches it from CircleCI, Buildkite and Jenkins: the JSON an
+API or MCP server answers (``search/fetched_logs.py``), and the runner's lines around the
+step's output in each system's log (``search/ci_runners.py``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from code_evidence.search.ci_runners import step_output
+from code_evidence.search.fetched_logs import log_text
+from code_evidence.search.query import analyze, read_paste
+from code_evidence.search.stacktraces import plain
+from support.traces import PY, finds_the_raise_site
+
+MESSAGE = "AttributeError: 'NoneType' object has no attribute 'startswith'"
+
+
+def _circleci_output(output: str) -> str:
+    """A CircleCI step's terminal: its shell, its command, CR LF line ends, its verdict."""
+    lines = ["#!/bin/bash -eo pipefail", "python -m pytest tests/", *output.split("\n"), ""]
+    return "\r\n".join([*lines, "Exited with code exit status 1", ""])
+
+
+def _circleci_mcp(output: str) -> str:
+    """``output`` as CircleCI's MCP server answers ``get_build_failure_logs``."""
+    logs = json.dumps({"output": _circleci_output(output), "error": ""}, separators=(",", ":"))
+    return f"=====\nJob: test\nStep: Run tests\nLogs: {logs}"
+
+
+def _buildkite_lines(output: str) -> list[str]:
+    return [
+        "~~~ Preparing working directory",
+        "$ cd /var/lib/buildkite-agent/builds/agent-1/acme/shop",
+        '# Host "github.com" already in list of known hosts',
+        "$ git clone -v -- git@github.com:acme/shop.git .",
+        "~~~ Running global environment hook",
+        "$ /etc/buildkite-agent/hooks/environment",
+        "~~~ Running commands",
+        "$ python -m pytest tests/",
+        *output.split("\n"),
+        "🚨 Error: The command exited with status 1",
+        "^^^ +++",
+    ]
+
+
+def _buildkite_log(output: str) -> str:
+    """A Buildkite job's raw log: each line's time stamp an escape, CR LF line ends."""
+    return "\r\n".join(
+        f"\x1b_bk;t={1714558323117 + i}\x07{line}"
+        for i, line in enumerate(_buildkite_lines(output))
+    )
+
+
+def _buildkite_mcp(output: str) -> str:
+    entries = [
+        {"ts": 1714558323117 + i, "c": line, "rn": i}
+        for i, line in enumerate(_buildkite_lines(output))
+    ]
+    return json.dumps({"entries": entries, "query_time_ms": 4})
+
+
+def _jenkins_lines(output: str) -> list[str]:
+    return [
+        "Started by user Jane Doe",
+        "[Pipeline] Start of Pipeline",
+        "[Pipeline] node",
+        "Running on agent-1 in /home/jenkins/workspace/shop",
+        "[Pipeline] {",
+        "[Pipeline] stage",
+        "[Pipeline] { (Checkout)",
+        "[Pipeline] checkout",
+        "The recommended git tool is: NONE",
+        "Checking out Revision 874ca2bc (refs/remotes/origin/main)",
+        'Commit message: "Merge pull request #12 from acme/fix"',
+        "[Pipeline] }",
+        "[Pipeline] // stage",
+        "[Pipeline] stage",
+        "[Pipeline] { (Test)",
+        "[Pipeline] sh",
+        "+ python -m pytest tests/",
+        *output.split("\n"),
+        "[Pipeline] }",
+        "[Pipeline] // stage",
+        "[Pipeline] }",
+        "[Pipeline] // node",
+        "[Pipeline] End of Pipeline",
+        "ERROR: script returned exit code 1",
+        "Finished: FAILURE",
+    ]
+
+
+def _jenkins_mcp(output: str) -> str:
+    return json.dumps({"hasMoreContent": False, "lines": _jenkins_lines(output)})
+
+
+def _azure_lines(output: str) -> list[str]:
+    """An Azure Pipelines task's log: the task's header, the shell, the output, the verdict;
+    a time stamp before every line."""
+    lines = [
+        "##[section]Starting: Run tests",
+        "=" * 78,
+        "Task         : Command line",
+        "Version      : 2.246.1",
+        "=" * 78,
+        "Generating script.",
+        "Script contents:",
+        "python -m pytest tests/",
+        "========================== Starting Command Output ===========================",
+        "[command]/usr/bin/bash --noprofile --norc /home/vsts/work/_temp/6d1c2b4e.sh",
+        *output.split("\n"),
+        "##[error]Bash exited with code '1'.",
+        "##[section]Finishing: Run tests",
+    ]
+    return [f"2024-05-01T10:12:03.{1174820 + i}Z {line}" for i, line in enumerate(lines)]
+
+
+def _azure_mcp(output: str) -> str:
+    return json.dumps(_azure_lines(output), indent=2)
+
+
+# Each JSON answer, and the line prefixes its log carries
+FETCHED = {
+    "CircleCI's MCP server": (_circleci_mcp, None),
+    "Buildkite's MCP server": (_buildkite_mcp, None),
+    "Jenkins' MCP server": (_jenkins_mcp, None),
+    "Azure DevOps' MCP server": (_azure_mcp, "time stamp"),
+}
+LOGS = {
+    "a CircleCI step's output": (_circleci_output, None),
+    "a Buildkite job's raw log": (_buildkite_log, None),
+    "a Jenkins console": (lambda output: "\n".join(_jenkins_lines(output)), None),
+    "a Jenkins console with its timestamper's times": (
+        lambda output: "\n".join(
+            f"10:12:{i % 60:02d} {x}" for i, x in enumerate(_jenkins_lines(output))
+        ),
+        "time of day",
+    ),
+    "an Azure Pipelines task's log": (lambda output: "\n".join(_azure_lines(output)), "time stamp"),
+}
+STEP_OUTPUT = "read without the CI runner's lines around the step's output"
+
+
+@pytest.mark.parametrize(("fetch", "prefix"), FETCHED.values(), ids=FETCHED)
+@pytest.mark.parametrize("output", [PY, MESSAGE], ids=["trace", "error line"])
+def test_a_ci_system_s_json_answer_reads_as_the_step_s_output(fetch, prefix, output: str) -> None:
+    qa = analyze(fetch(output))
+    assert qa.raw == output
+    prefixes = [f"read without a log's line prefixes: {prefix}"] if prefix else []
+    assert qa.reading_notes == [
+        "read the CI log the JSON answer holds, line by line",
+        *prefixes,
+        STEP_OUTPUT,
+    ]
+    assert qa.messages == [MESSAGE]  # the runner's verdict is no error line the code wrote
+
+
+@pytest.mark.parametrize(("log", "prefix"), LOGS.values(), ids=LOGS)
+@pytest.mark.parametrize("output", [PY, MESSAGE], ids=["trace", "error line"])
+def test_a_ci_system_s_log_reads_as_the_step_s_output(log, prefix, output: str) -> None:
+    qa = analyze(log(output))
+    assert qa.raw == output
+    prefixes = [f"read without a log's line prefixes: {prefix}"] if prefix else []
+    assert qa.reading_notes == [*prefixes, STEP_OUTPUT]
+    assert qa.messages == [MESSAGE]
+
+
+def test_a_jenkins_verdict_that_kept_its_time_stamp_still_goes() -> None:
+    # the timestamper's time on ``ERROR: …`` reads as a logger's record, which keeps its time
+    lines = _jenkins_lines(MESSAGE)
+    stamped = "\n".join(f"[2024-05-01T10:12:{i:02d}.117Z] {x}" for i, x in enumerate(lines))
+    assert analyze(stamped).raw == MESSAGE
+
+
+def test_one_line_that_starts_with_a_time_keeps_it() -> None:
+    text = "10:12:03 the nightly job failed\nwhy does it fail at night?"
+    assert read_paste(text) == (text, [])
+
+
+def test_circleci_s_api_output_and_a_step_s_error_stream_are_read() -> None:
+    # the API's output (v1.1, a step's ``output_url``): the terminal in pieces
+    terminal = _circleci_output(PY)
+    pieces = [
+        {"type": "out", "time": "2024-05-01T10:12:03.117Z", "message": terminal[:40]},
+        {"type": "out", "time": "2024-05-01T10:12:04.117Z", "message": terminal[40:]},
+    ]
+    assert analyze(json.dumps(pieces)).raw == PY
+    # what the step wrote to its error stream is read after its output
+    logs = json.dumps({"output": "collected 3 items\r\n", "error": MESSAGE})
+    assert read_paste(f"Job: test\nStep: Run tests\nLogs: {logs}")[0] == (
+        "collected 3 items\n" + MESSAGE
+    )
+
+
+def test_the_program_s_own_lines_stay() -> None:
+    # a group the script opened keeps its output (its header goes); an echo outside the
+    # agent's command phase is the program's; a Jenkins step other than a checkout holds output
+    assert step_output("~~~ Running commands\n$ make test\n--- Tests\n$ ls\n" + PY) == (
+        "$ ls\n" + PY
+    )
+    # (the shell's echoes that open a ``sh`` step go, a line later in its output stays)
+    jenkins = "[Pipeline] echo\nDeploying 1.2.3\n[Pipeline] sh\n+ cd web\n+ make\nok\n+ x\n"
+    assert step_output(jenkins + PY + "\nFinished: FAILURE") == "Deploying 1.2.3\nok\n+ x\n" + PY
+    # without a system's marks a log is left as it is: a diff's headers, a shell's trace
+    diff = "--- a/shop/cart.py\n+++ b/shop/cart.py\n@@ -1 +1 @@\n+ x = 1"
+    assert step_output(diff) is None
+    assert step_output("~~~ python\n$ python app.py\n" + PY + "\n~~~") is None  # a fence
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"lines": [1, 2]}',
+        '{"entries": [{"c": 1}]}',
+        '{"lines": []}',
+        '[{"type": "out", "message": "a"}, 3]',
+        '[{"message": "a"}, {"message": "b"}]',
+        "{not json",
+        '{"user": "a", "lines": "many"}',
+        "Logs: {broken",
+        PY,
+    ],
+)
+def test_json_that_holds_no_log_is_no_ci_answer(text: str) -> None:
+    assert log_text(text) is None
+
+
+def test_an_escape_string_is_no_text() -> None:
+    # Buildkite's time stamp (an application program command), a terminal's title (OSC)
+    assert plain("\x1b_bk;t=1714558323117\x07Traceback\x1b]0;title\x1b\\") == "Traceback"
+
+
+def test_a_ci_system_s_answer_finds_the_failing_function(project: Path, tmp_path: Path) -> None:
+    res = finds_the_raise_site(project, tmp_path / "idx", _buildkite_mcp(PY))
+    assert "read the CI log the JSON answer holds, line by line" in res.notes
