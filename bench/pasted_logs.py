@@ -33,7 +33,8 @@ their error lines; ``test_reports/``: pytest's report) and prints each the way t
 - ``sentry-json`` and ``sentry-mcp``: the traceback as Sentry reports it, the event's JSON as
   Sentry's page shows it and what Sentry's MCP server answers an agent about the issue
   (``sentry_events.py`` says how each is built; tracebacks); ``rollbar-mcp``: as Rollbar's MCP
-  server answers about the item (``rollbar_items.py``; tracebacks);
+  server answers about the item, and ``bugsnag-mcp``, as Bugsnag's (SmartBear's) answers
+  about the error (``tracker_items.py``; tracebacks);
 - ``lambda-response``: the traceback as an AWS Lambda function's error response reports it
   (its type, message and frames three keys of one JSON object; tracebacks), and
   ``lambda-log``, as ``aws logs tail`` shows the function's log of it (one multi-line event,
@@ -62,8 +63,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import ci_fetches
-import rollbar_items
 import sentry_events
+import tracker_items
 from devset import (
     DEFAULT_INDEX_ROOT,
     DEFAULT_WS,
@@ -300,6 +301,7 @@ FORMS: dict[str, Callable[[datetime, random.Random], str] | None] = {
     "azure-log": None,
     "azure-mcp": None,
     "rollbar-mcp": None,
+    "bugsnag-mcp": None,
 }
 # The forms a CI system renders whole (``ci_fetches``).
 _CI_FETCHES: dict[str, Callable[[str], str]] = {
@@ -322,6 +324,7 @@ FORM_KINDS = {
     "lambda-response": ("trace",),
     "lambda-log": ("trace",),
     "rollbar-mcp": ("trace",),
+    "bugsnag-mcp": ("trace",),
 }
 
 
@@ -344,7 +347,9 @@ def delivered(text: str, form: str, seed: str, workspace: Path) -> str:
     if form == "sentry-mcp":
         return sentry_events.mcp_issue(text, workspace)
     if form == "rollbar-mcp":
-        return rollbar_items.mcp_item(text)
+        return tracker_items.rollbar_item(text)
+    if form == "bugsnag-mcp":
+        return tracker_items.bugsnag_error(text, workspace)
     if form == "windows":
         return text.replace("\n", "\r\n")
     if form == "escaped":

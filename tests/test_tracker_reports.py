@@ -1,7 +1,8 @@
 """A failure as an error tracker reports it (``search/tracker_reports.py``): Sentry's event
-JSON, stored or from its API, its MCP server's answer about an issue and a Rollbar item or
-occurrence are read as the runtime printed the failure, innermost frame where that runtime
-puts it, and the report's tags and contexts are not text the answer must contain."""
+JSON, stored or from its API, its MCP server's answer about an issue, a Rollbar item or
+occurrence and a Bugsnag event are read as the runtime printed the failure, innermost frame
+where that runtime puts it, and the report's tags and contexts are not text the answer must
+contain."""
 
 from __future__ import annotations
 
@@ -371,3 +372,111 @@ def test_a_rollbar_trace_chain_reads_cause_first() -> None:
 
 def test_a_rollbar_answer_finds_the_failing_function(project: Path, tmp_path: Path) -> None:
     finds_the_raise_site(project, tmp_path / "idx", json.dumps(ROLLBAR_ITEM, indent=2))
+
+
+# Bugsnag: a trace's frames innermost first, the exception raised before the ones that caused it.
+def _bugsnag_error(frames: list[tuple[str, int, str, str]], kind: str, message: str) -> dict:
+    """As bugsnag-python sends an error: ``code`` the lines around each frame's, by number."""
+    return {
+        "errorClass": kind,
+        "message": message,
+        "type": "python",
+        "stacktrace": [
+            {
+                "file": path,
+                "lineNumber": line,
+                "method": method,
+                "inProject": True,
+                "code": {str(line - 1): "", str(line): code},
+            }
+            for path, line, method, code in reversed(frames)
+        ],
+    }
+
+
+BUGSNAG_ERROR = _bugsnag_error(
+    [
+        ("app.py", 3, "<module>", "main()"),
+        ("src/shop/cart.py", 20, "total", "subtotal -= discount_for(self.code)"),
+        ("src/shop/pricing.py", 6, "discount_for", 'if code.startswith("VIP"):'),
+    ],
+    "AttributeError",
+    "'NoneType' object has no attribute 'startswith'",
+)
+BUGSNAG_PAYLOAD = {
+    "apiKey": "c9d60ae4c7e70c4b6c4ebd3e8056d2b8",
+    "notifier": {"name": "Python Bugsnag Notifier", "version": "4.7.1"},
+    "payloadVersion": "4.0",
+    "events": [
+        {
+            "severity": "error",
+            "unhandled": True,
+            "context": "GET /cart",
+            "exceptions": [BUGSNAG_ERROR],
+            "metaData": {"request": {"url": "https://shop.test/cart"}},
+            "device": {"hostname": "web-7d9f"},
+        }
+    ],
+}
+
+
+def _snake_case(error: dict) -> dict:
+    """The error as Bugsnag's Data Access API returns it."""
+    frames = [
+        {
+            "file": f["file"],
+            "line_number": f["lineNumber"],
+            "method": f["method"],
+            "code": f["code"],
+        }
+        for f in error["stacktrace"]
+    ]
+    return {"error_class": error["errorClass"], "message": error["message"], "stacktrace": frames}
+
+
+def test_a_bugsnag_event_reads_as_its_runtime_printed_it() -> None:
+    qa = analyze(json.dumps(BUGSNAG_PAYLOAD))
+    assert qa.reading_notes == ["read the error tracker's report as its runtime prints the failure"]
+    assert qa.frames[0] == Frame("src/shop/pricing.py", 6, "discount_for")
+    assert qa.messages == ["AttributeError: 'NoneType' object has no attribute 'startswith'"]
+    assert qa.quoted == []  # the API key and the request are no text to match
+    printed = reported(json.dumps(BUGSNAG_PAYLOAD))
+    assert printed is not None and '    if code.startswith("VIP"):' in printed
+    # the event as the Data Access API returns it, and the MCP server's ``Get Error`` answer
+    event = {"id": "5f1e0d9c8b7a", "exceptions": [_snake_case(BUGSNAG_ERROR)]}
+    answer = {"error_details": {"id": "6863e2af"}, "latest_event": event, "pivots": [], "url": ""}
+    for text in (json.dumps(event), json.dumps(answer, indent=2)):
+        assert analyze(text).frames == qa.frames
+
+
+def test_a_bugsnag_chain_reads_cause_first() -> None:
+    cause = _bugsnag_error(
+        [("src/shop/db.py", 41, "fetch", "raise KeyError(code)")], "KeyError", "'A'"
+    )
+    event = {"exceptions": [BUGSNAG_ERROR, cause]}
+    printed = reported(json.dumps(event))
+    assert printed is not None
+    assert printed.index("KeyError: 'A'") < printed.index("AttributeError")
+    assert parse_frames(printed)[0].function == "discount_for"  # the last raised, innermost
+
+
+def test_a_bugsnag_java_event_reads_as_java_printed_it() -> None:
+    error = {
+        "error_class": "java.lang.IllegalStateException",
+        "message": "queue closed",
+        "type": "android",
+        "stacktrace": [  # innermost first; the method qualified by its class
+            {"file": "Broker.java", "line_number": 57, "method": "com.acme.queue.Broker.offer"},
+            {"file": "App.java", "line_number": 12, "method": "com.acme.App.main"},
+        ],
+    }
+    printed = reported(json.dumps({"exceptions": [error]}))
+    assert printed == (
+        "java.lang.IllegalStateException: queue closed\n"
+        "\tat com.acme.queue.Broker.offer(Broker.java:57)\n"
+        "\tat com.acme.App.main(App.java:12)"
+    )
+
+
+def test_a_bugsnag_answer_finds_the_failing_function(project: Path, tmp_path: Path) -> None:
+    finds_the_raise_site(project, tmp_path / "idx", json.dumps(BUGSNAG_PAYLOAD, indent=2))

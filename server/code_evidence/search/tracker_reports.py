@@ -2,8 +2,9 @@
 
 An error tracker does not keep a trace's text: Sentry's SDKs send each frame as data (file,
 function, line, the source around it), oldest first in every language, and a chain of
-exceptions cause first; Rollbar's keep frames oldest first too, a chain newest first. What
-reaches a user or an agent is a rendering of that data:
+exceptions cause first; Rollbar's keep frames oldest first too, a chain newest first;
+Bugsnag's keep frames innermost first, the exception raised before its causes. What reaches a
+user or an agent is a rendering of that data:
 
 - the event's JSON, as Sentry's page shows it (``exception.values[].stacktrace.frames``,
   snake_case) or as its API returns it (``entries[]`` of type ``exception``, camelCase,
@@ -17,7 +18,11 @@ reaches a user or an agent is a rendering of that data:
 - a Rollbar occurrence's JSON (``body.trace`` or ``body.trace_chain``, each trace's
   ``frames`` and ``exception``), as its API returns it, as its payload, or inside the item
   Rollbar's MCP server answers (``get-item-details``: the item's fields and its last
-  ``occurrence``).
+  ``occurrence``);
+- a Bugsnag event's JSON (``exceptions[]``, each ``errorClass``, ``message`` and its
+  ``stacktrace``), as a notifier sends it (``events``), as the Data Access API returns it
+  (snake_case), or inside the error the SmartBear MCP server's ``Get Error`` answers
+  (``latest_event``).
 
 Read as they are, the frames of a Java or JavaScript rendering come in the reverse of the
 order their runtime prints (so the outermost frame looked innermost), JavaScript's are no
@@ -54,7 +59,15 @@ _MCP_OTHER = re.compile(r"^    at (.+?) \((.+?)(?::(\d+))?(?::(\d+))?\)$")
 
 # The grammar a frame's file is (``index.chunk.languages``) to the runtime whose print it gets.
 _RUNTIMES = {"typescript": "javascript", "tsx": "javascript", "kotlin": "java", "scala": "java"}
-_PLATFORMS = {"node": "javascript", "cocoa": "other", "native": "other"}
+# A tracker's platform (Sentry's; Bugsnag's exception type) to the runtime whose print it gets.
+_PLATFORMS = {
+    "node": "javascript",
+    "nodejs": "javascript",
+    "browserjs": "javascript",
+    "android": "java",
+    "cocoa": "other",
+    "native": "other",
+}
 _MAX_CAUSES = 8  # an exception and the ones that caused it, as far as a record nests them
 
 
@@ -79,9 +92,9 @@ class TrackedException:
 
 def reported(text: str) -> str | None:
     """``text`` with the error tracker's report it holds (a Sentry event's JSON, the Sentry MCP
-    server's answer, a Rollbar occurrence or item) replaced by the failure printed as its
-    runtime prints it; what the user wrote before the report stays. None when it holds no
-    report with frames."""
+    server's answer, a Rollbar occurrence or item, a Bugsnag event) replaced by the failure
+    printed as its runtime prints it; what the user wrote before the report stays. None when it
+    holds no report with frames."""
     start = _MCP_ISSUE.search(text)
     if start is not None:
         traces = mcp_traces(text[start.start() :])
@@ -98,13 +111,18 @@ def reported(text: str) -> str | None:
 
 
 def event_traces(record: dict[str, Any]) -> list[str] | None:
-    """Each exception of a Sentry event (stored or API JSON) or of a Rollbar occurrence as its
-    runtime prints it, cause first; None when ``record`` is no event with exceptions."""
+    """Each exception of a Sentry event (stored or API JSON), a Rollbar occurrence or a Bugsnag
+    event as its runtime prints it, cause first; None when ``record`` is no event with
+    exceptions."""
     platform = record.get("platform") if isinstance(record.get("platform"), str) else None
     values = _event_values(record)
     exceptions = [e for e in map(_exception, values) if e is not None]
     if not exceptions and (occurrence := _rollbar_data(record)) is not None:
         exceptions, platform = _rollbar_exceptions(occurrence), _first(occurrence, "language")
+    if not exceptions and (errors := _bugsnag_errors(record)) is not None:
+        exceptions = [e for e in map(_bugsnag_exception, errors) if e is not None]
+        kinds = [e.get("type") for e in errors if isinstance(e.get("type"), str)]
+        platform = kinds[0] if kinds else platform
     if not any(e.frames for e in exceptions):
         return None
     return [printed(e, platform) for e in exceptions]
@@ -151,6 +169,53 @@ def _rollbar_exceptions(data: dict[str, Any]) -> list[TrackedException]:
         kind, value = _first(error, "class") or "", _first(error, "message") or ""
         exceptions.append(TrackedException(kind, value, frames))
     return exceptions
+
+
+def _bugsnag_errors(record: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """A Bugsnag event's exceptions, cause first: from the event itself (the Data Access API's
+    event, snake_case), from the error the SmartBear MCP server's ``Get Error`` answers
+    (``latest_event``), or from a notifier's payload (``events``, camelCase). Bugsnag lists
+    the exception raised first and the ones that caused it after it."""
+    events = record.get("events")
+    for event in (
+        record,
+        record.get("latest_event"),
+        events[0] if isinstance(events, list) and events else None,
+    ):
+        errors = event.get("exceptions") if isinstance(event, dict) else None
+        if isinstance(errors, list) and any(
+            isinstance(e, dict) and isinstance(e.get("stacktrace"), list) for e in errors
+        ):
+            return [e for e in reversed(errors[:_MAX_CAUSES]) if isinstance(e, dict)]
+    return None
+
+
+def _bugsnag_exception(error: dict[str, Any]) -> TrackedException | None:
+    """Bugsnag keeps a trace's frames innermost first (``file``, ``lineNumber``, ``method``,
+    ``code``: the lines around it by number)."""
+    raw = error.get("stacktrace")
+    if not isinstance(raw, list):
+        return None
+    frames = []
+    for f in reversed(raw):
+        if not isinstance(f, dict) or not isinstance(f.get("file"), str):
+            continue
+        line = _number(f.get("lineNumber", f.get("line_number")))
+        code = f.get("code")
+        column = f.get("columnNumber", f.get("column_number"))  # a number, or its digits
+        if isinstance(column, str):
+            column = int(column) if column.isdigit() else None
+        frames.append(
+            TrackedFrame(
+                f["file"],
+                line,
+                _first(f, "method"),
+                column=_number(column),
+                code=code.get(str(line)) if isinstance(code, dict) else None,
+            )
+        )
+    kind = _first(error, "errorClass", "error_class") or ""
+    return TrackedException(kind, _first(error, "message") or "", frames)
 
 
 def _event_values(record: dict[str, Any]) -> list[Any]:
