@@ -35,6 +35,11 @@ their error lines; ``test_reports/``: pytest's report) and prints each the way t
   (``sentry_events.py`` says how each is built; tracebacks); ``rollbar-mcp``: as Rollbar's MCP
   server answers about the item, and ``bugsnag-mcp``, as Bugsnag's (SmartBear's) answers
   about the error (``tracker_items.py``; tracebacks);
+- ``datadog-api`` and ``gcloud-json``: the record that logged the failure as Datadog's Logs API
+  answers a search and as ``gcloud logging read --format=json`` prints its entry
+  (``log_services.py``; tracebacks and error lines); ``cloudwatch-json`` and ``gcloud-lines``:
+  the service's log a line per event or entry, as ``aws logs filter-log-events`` and ``gcloud
+  logging read`` print them as JSON (gcloud's newest first);
 - ``lambda-response``: the traceback as an AWS Lambda function's error response reports it
   (its type, message and frames three keys of one JSON object; tracebacks), and
   ``lambda-log``, as ``aws logs tail`` shows the function's log of it (one multi-line event,
@@ -63,6 +68,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import ci_fetches
+import log_services
 import sentry_events
 import tracker_items
 from devset import (
@@ -302,6 +308,10 @@ FORMS: dict[str, Callable[[datetime, random.Random], str] | None] = {
     "azure-mcp": None,
     "rollbar-mcp": None,
     "bugsnag-mcp": None,
+    "datadog-api": None,
+    "gcloud-json": None,
+    "cloudwatch-json": None,
+    "gcloud-lines": None,
 }
 # The forms a CI system renders whole (``ci_fetches``).
 _CI_FETCHES: dict[str, Callable[[str], str]] = {
@@ -325,6 +335,8 @@ FORM_KINDS = {
     "lambda-log": ("trace",),
     "rollbar-mcp": ("trace",),
     "bugsnag-mcp": ("trace",),
+    "datadog-api": ("trace", "message"),
+    "gcloud-json": ("trace", "message"),
 }
 
 
@@ -350,6 +362,14 @@ def delivered(text: str, form: str, seed: str, workspace: Path) -> str:
         return tracker_items.rollbar_item(text)
     if form == "bugsnag-mcp":
         return tracker_items.bugsnag_error(text, workspace)
+    if form == "datadog-api":
+        return log_services.datadog_search(text)
+    if form == "gcloud-json":
+        return log_services.gcloud_read(text)
+    if form == "cloudwatch-json":
+        return log_services.cloudwatch_events(text)
+    if form == "gcloud-lines":
+        return log_services.gcloud_lines(text)
     if form == "windows":
         return text.replace("\n", "\r\n")
     if form == "escaped":

@@ -1,10 +1,12 @@
-"""A failed CI step as an agent fetches it from CircleCI, Buildkite and Jenkins: the JSON an
-API or MCP server answers (``search/fetched_logs.py``), and the runner's lines around the
-step's output in each system's log (``search/ci_runners.py``)."""
+"""A failed CI step as an agent fetches it from CircleCI, Buildkite, Jenkins and Azure
+Pipelines, and a service's log as it fetches it from CloudWatch Logs and Cloud Logging: the JSON
+an API or MCP server answers (``search/fetched_logs.py``), and the runner's lines around the
+step's output in each CI system's log (``search/ci_runners.py``)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -235,3 +237,60 @@ def test_an_escape_string_is_no_text() -> None:
 def test_a_ci_system_s_answer_finds_the_failing_function(project: Path, tmp_path: Path) -> None:
     res = finds_the_raise_site(project, tmp_path / "idx", _buildkite_mcp(PY))
     assert "read the CI log the JSON answer holds, line by line" in res.notes
+
+
+# A service's log as a log service's API hands it back, a line per event or entry.
+def _cloudwatch(output: str) -> str:
+    """``output`` as ``aws logs filter-log-events`` prints an ECS task's stream: an event a line."""
+    events = [
+        {
+            "logStreamName": "ecs/web/0f3c7a1e9d2b4c6a8e1f3a5b7c9d1e2f",
+            "timestamp": 1714558323117 + i // 3,  # lines written in one burst share a time
+            "message": line,
+            "ingestionTime": 1714558324000,
+            "eventId": f"3817460239837{i:04d}",
+        }
+        for i, line in enumerate(output.split("\n"))
+    ]
+    return json.dumps({"events": events, "searchedLogStreams": []}, indent=4)
+
+
+def _gcloud_lines(output: str) -> str:
+    """``output`` as ``gcloud logging read`` prints a Cloud Run service's stderr: an entry a
+    line, newest first."""
+    entries = [
+        {
+            "insertId": f"65f1c2a3000b1e{i:04d}",
+            "logName": "projects/acme-prod/logs/run.googleapis.com%2Fstderr",
+            "resource": {"labels": {"service_name": "shop"}, "type": "cloud_run_revision"},
+            "severity": "ERROR" if line.startswith("AttributeError") else "DEFAULT",
+            "textPayload": line,
+            # a fraction's digits vary: ``03.1Z`` is before ``03.117482915Z``
+            "timestamp": f"2024-05-01T10:12:03.{100000000 + 17482915 * i:09d}".rstrip("0") + "Z",
+        }
+        for i, line in enumerate(output.split("\n"))
+    ]
+    return json.dumps(entries[::-1], indent=2)
+
+
+@pytest.mark.parametrize("fetched", [_cloudwatch, _gcloud_lines], ids=["cloudwatch", "gcloud"])
+def test_a_log_service_s_lines_read_as_the_service_wrote_them(
+    fetched: Callable[[str], str],
+) -> None:
+    qa = analyze(fetched(PY))
+    assert qa.raw == PY  # oldest first, whatever order the service answered in
+    assert qa.frames == analyze(PY).frames
+    assert qa.quoted == []
+    assert qa.reading_notes == ["read the log the JSON answer holds, line by line"]
+
+
+def test_a_lambda_function_s_error_is_one_event() -> None:
+    event = {"timestamp": 1714558323117, "message": f"[ERROR] {MESSAGE}\n{PY}\n"}
+    qa = analyze(json.dumps({"events": [event], "nextForwardToken": "f/3817"}))
+    assert qa.frames == analyze(PY).frames
+
+
+def test_one_entry_alone_is_a_record_not_a_log() -> None:
+    entry = [{"textPayload": MESSAGE, "timestamp": "2024-05-01T10:12:03Z", "severity": "ERROR"}]
+    assert log_text(json.dumps(entry)) is None
+    assert analyze(json.dumps(entry)).raw == MESSAGE  # ``log_records`` reads its message

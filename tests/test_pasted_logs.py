@@ -236,6 +236,84 @@ def test_a_pretty_printed_record_and_an_escaped_trace_are_read() -> None:
     assert analyze(_structlog(PY)[:-40]).frames[0] == frames[0]
 
 
+# A record as a log service's API hands it back: Datadog's search answer (its events under
+# ``data``, the record's own attributes under ``attributes.attributes``) and the entries
+# ``gcloud logging read --format=json`` prints (the record in ``jsonPayload`` or ``textPayload``).
+def _datadog(message: str, **own: object) -> dict[str, object]:
+    event = {
+        "id": "AgAAAY8xAbCdEfGh",
+        "type": "log",
+        "attributes": {
+            "attributes": {"logger": {"name": "shop"}, **own},
+            "host": "web-7d9f",
+            "message": message,
+            "service": "web",
+            "status": "error",
+            "tags": ["env:production", "service:web"],
+            "timestamp": "2024-05-01T10:12:03.117Z",
+        },
+    }
+    return {"data": [event], "meta": {"request_id": "pddv1ChZ4c2Jm", "status": "done"}}
+
+
+def _gcloud(payload: dict[str, object]) -> list[dict[str, object]]:
+    return [
+        {
+            "insertId": "65f1c2a3000b1e2f3a4b5c6d",
+            **payload,
+            "logName": "projects/acme-prod/logs/run.googleapis.com%2Fstdout",
+            "resource": {"labels": {"service_name": "web"}, "type": "cloud_run_revision"},
+            "severity": "ERROR",
+            "timestamp": "2024-05-01T10:12:03.117482Z",
+        }
+    ]
+
+
+def test_a_log_service_s_record_reads_as_its_trace_and_message() -> None:
+    plain = analyze(PY)
+    error = {"kind": "AttributeError", "stack": PY}
+    for answer in (
+        json.dumps(_datadog("Exception on /cart [GET]", error=error)),
+        json.dumps(_gcloud({"jsonPayload": {"message": f"Exception on /cart [GET]\n{PY}"}})),
+        json.dumps(_gcloud({"textPayload": PY}), indent=2),
+    ):
+        qa = analyze(answer)
+        assert qa.frames == plain.frames
+        assert set(plain.messages) <= set(qa.messages)
+        assert qa.quoted == []  # the event's id, the entry's names and labels: no text to match
+        assert qa.raw.count("Traceback") == 1
+        assert qa.reading_notes == [
+            "read the trace a JSON log record holds as the runtime printed it"
+        ]
+    # an entry whose only text was its trace leaves nothing of the log service's behind
+    assert "insertId" not in analyze(json.dumps(_gcloud({"textPayload": PY}))).raw
+
+
+def test_a_log_service_s_record_of_an_error_line_reads_as_one() -> None:
+    line = "OAuthStateError: state mismatch for client 'web'"
+    explorer = {"id": "AQAAAY8x", "content": {"timestamp": "2024-05-01T10:12:03Z", "message": line}}
+    for answer in (
+        json.dumps(_datadog(line), indent=2),
+        json.dumps(_gcloud({"textPayload": line}), indent=2),
+        json.dumps(explorer, indent=2),  # Datadog's log explorer: the event's ``content``
+    ):
+        qa = analyze(answer)
+        assert line in qa.messages
+        assert qa.exception_types == ["OAuthStateError"]
+        assert qa.quoted == []
+        assert qa.raw == line  # the service's fields around the record are no part of it
+        assert qa.reading_notes == ["read the message of the log record the JSON answer holds"]
+    # a logger's own record, pretty-printed, reads as its line
+    own = {"level": "error", "timestamp": "2024-05-01T10:12:03Z", "msg": line, "user": "u-42"}
+    qa = analyze(json.dumps(own, indent=2))
+    assert qa.raw == json.dumps(own)
+    assert line in qa.messages and qa.quoted == []
+    assert qa.reading_notes == ["read the JSON log record on one line"]
+    # pretty-printed JSON that holds no log record is read as sent
+    config = json.dumps({"scripts": {"build": "tsc -p ."}, "type": "module"}, indent=2)
+    assert analyze(config).raw == config
+
+
 # A notebook cell's error output as nbformat stores it: one string per part, IPython's colours
 # as terminal escapes.
 _RED, _GREEN, _OFF = "\x1b[0;31m", "\x1b[0;32m", "\x1b[0m"

@@ -1,8 +1,9 @@
-"""A CI log as a CI system's API or MCP server hands it to an agent: its lines as JSON data.
+"""A log as a CI system's or a log service's API or MCP server hands it to an agent: its
+lines as JSON data.
 
-An agent fixing a red build seldom copies a terminal. It asks the CI system, and the answer
-keeps the log's lines as JSON strings, every line break and quote escaped, so no trace in it
-reads as one:
+An agent fixing a red build or a failing service seldom copies a terminal. It asks the CI
+system or the log service, and the answer keeps the log's lines as JSON strings, every line
+break and quote escaped, so no trace in it reads as one:
 
 - Buildkite's MCP server (``read_logs``, ``tail_logs``): ``{"entries": [{"ts": …, "c":
   "<line>", "rn": …}, …]}``, a line per entry;
@@ -12,10 +13,17 @@ reads as one:
 - CircleCI's MCP server (``get_build_failure_logs``): for each failed step a ``Job:`` and a
   ``Step:`` line, then ``Logs:`` and the step's ``{"output": …, "error": …}``, the step's
   terminal in one JSON string each; CircleCI's API (v1.1, a step's ``output_url``) returns the
-  same terminal as ``[{"type": "out", "message": …}, …]``.
+  same terminal as ``[{"type": "out", "message": …}, …]``;
+- CloudWatch Logs (``aws logs filter-log-events``, ``get-log-events``): ``{"events":
+  [{"timestamp": <ms>, "message": …}, …]}``, an event per line a container wrote (a Lambda
+  function's multi-line error is one event);
+- Cloud Logging (``gcloud logging read --format=json``): a list of entries, each line a
+  service wrote to its stdout or stderr one entry with its ``textPayload``, **newest first**,
+  so a traceback comes upside down.
 
-:func:`log_text` gives the log as the CI system shows it, line by line; what the runner wrote
-around the step's output (its checkout, echoes and verdict) is ``ci_runners``'s to leave out.
+:func:`log_text` gives the log as it was written, line by line, oldest first; what a CI runner
+wrote around the step's output (its checkout, echoes and verdict) is ``ci_runners``'s to leave
+out, and a single record a log service wraps is ``log_records``'.
 """
 
 from __future__ import annotations
@@ -29,19 +37,61 @@ _CIRCLECI_HEAD = re.compile(r"^(?:=====|Job: .*|Step: .*|No logs found\.|No step
 _CIRCLECI_LOGS = "Logs: {"
 
 
-def log_text(text: str) -> str | None:
-    """The log ``text`` holds as a CI system's JSON answer, line by line; None when it is no
-    such answer."""
+def log_text(text: str) -> tuple[str, str] | None:
+    """The log ``text`` holds as a CI system's or a log service's JSON answer, line by line,
+    and whose it is (``CI log``, ``log``); None when it is no such answer."""
     stripped = text.strip()
     if stripped.startswith(("{", "[")):
         try:
             answer = json.loads(stripped)
         except (ValueError, RecursionError):  # no JSON, or nested past the parser's depth
             return None
-        return _answer_lines(answer)
-    if _CIRCLECI_LOGS in text:
-        return _circleci_mcp(text)
+        if (lines := _service_lines(answer)) is not None:
+            return lines, "log"
+        return None if (lines := _answer_lines(answer)) is None else (lines, "CI log")
+    if _CIRCLECI_LOGS in text and (lines := _circleci_mcp(text)) is not None:
+        return lines, "CI log"
     return None
+
+
+def _service_lines(answer: Any) -> str | None:
+    """The lines of CloudWatch Logs' events, or of Cloud Logging's entries (two or more, each
+    a line of text; one entry alone is a record), oldest first."""
+    if isinstance(answer, dict):
+        events = answer.get("events")
+        if not isinstance(events, list) or not events:
+            return None
+        if not all(_event(e) for e in events):
+            return None
+        ordered = sorted(events, key=lambda e: e["timestamp"])  # stable: a burst keeps its order
+        return "\n".join(e["message"].rstrip("\r\n") for e in ordered)
+    if not isinstance(answer, list) or len(answer) < 2:
+        return None
+    if not all(
+        isinstance(e, dict)
+        and isinstance(e.get("textPayload"), str)
+        and isinstance(e.get("timestamp"), str)
+        for e in answer
+    ):
+        return None
+    # newest first as gcloud prints them; a burst's entries share an instant, so reverse first
+    ordered = sorted(reversed(answer), key=lambda e: _instant(e["timestamp"]))
+    return "\n".join(e["textPayload"].rstrip("\r\n") for e in ordered)
+
+
+def _event(event: Any) -> bool:
+    """A CloudWatch Logs event: its message and its time in milliseconds."""
+    if not isinstance(event, dict) or not isinstance(event.get("message"), str):
+        return False
+    return isinstance(event.get("timestamp"), int) and not isinstance(event["timestamp"], bool)
+
+
+def _instant(stamp: str) -> tuple[str, str]:
+    """An RFC 3339 time stamp as a key that orders it: its second, then its fraction (as many
+    as nine digits, so ``03.1Z`` and ``03.117482915Z`` compare as numbers)."""
+    second, _, rest = stamp.partition(".")
+    fraction = re.match(r"\d*", rest)
+    return second[:19], (fraction.group(0) if fraction else "").ljust(9, "0")
 
 
 def _strings(items: Any, key: str | None = None) -> list[str] | None:

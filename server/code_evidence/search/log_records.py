@@ -14,6 +14,15 @@ reader of a trace sees one; copied out of the viewer's field alone, the trace is
 record, which stays for what it also says (its message, read by ``programs.log_lines``). A
 value is a trace when the frames readers find frames in it (``stacktraces.parse_frames``), so a
 record whose strings merely hold line breaks is left as it is.
+
+An agent reads a record back from a log service's API, pretty-printed and wrapped in the
+service's own fields: Datadog's search answers with ``data``, each event's record in its
+``attributes``; ``gcloud logging read --format=json`` prints a list of entries, the record in
+``jsonPayload`` or ``textPayload`` beside the entry's id, name and resource labels. Read line
+by line, every key and id of that wrapping was text the user typed (must-match), and its words
+were searched for. Such a record is read as its message, its error and its trace; a logger's
+own record pretty-printed is printed on one line, which ``programs.log_lines`` reads as the
+log line it is. (A log a line per event or entry is ``fetched_logs``'.)
 """
 
 from __future__ import annotations
@@ -22,46 +31,76 @@ import json
 import re
 from typing import Any
 
+from . import programs
 from .stacktraces import parse_frames, plain
 from .tracker_reports import thrown_trace
 
 _MAX_DEPTH = 4  # pino nests the error one level down, a notebook two; deeper is no log's
+_JSON_ENDS = (("{", "}"), ("[", "]"))  # a record, or a list of them
 _ESCAPE = re.compile(r'\\([nt"\\r])')  # JSON's escapes a trace holds, read left to right
 _ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "r": ""}
 
 
-def unfolded(text: str) -> str:
+_TRACE_NOTE = "read the trace a JSON log record holds as the runtime printed it"
+_MESSAGE_NOTE = "read the message of the log record the JSON answer holds"
+_LINE_NOTE = "read the JSON log record on one line"
+
+
+def unfolded(text: str) -> tuple[str, str | None]:
     """``text`` with each JSON log record's trace printed under the record, and each line that
-    is a trace with its line breaks escaped unescaped."""
+    is a trace with its line breaks escaped unescaped; and a note on what was read so (None
+    when nothing was). A record a log service's answer wraps is read as its message (and its
+    trace); a logger's record pretty-printed over several lines is printed on one line, so it
+    reads as the log line it is (``programs.log_lines``)."""
     stripped = text.strip()
-    if stripped.startswith("{") and stripped.endswith("}") and "\n" in stripped:
-        whole = _record(stripped)  # one record, pretty-printed over several lines
+    if (stripped[:1], stripped[-1:]) in _JSON_ENDS and "\n" in stripped:
+        whole = _record(stripped, whole=True)  # one answer, pretty-printed over several lines
         if whole is not None:
             return whole
     lines = []
+    note = None
     for line in text.split("\n"):
-        record = _record(line.strip()) if line.lstrip().startswith("{") else None
-        lines.append(_unescaped(line) if record is None else record)
-    return "\n".join(lines)
+        record = _record(line.strip()) if line.lstrip()[:1] in ("{", "[") else None
+        if record is None:
+            unescaped = _unescaped(line)
+            note = note or (_TRACE_NOTE if unescaped != line else None)
+            lines.append(unescaped)
+        else:
+            lines.append(record[0])
+            note = note or record[1]
+    return "\n".join(lines), note
 
 
-def _record(line: str) -> str | None:
-    """The record's line without its traces, each trace under it; None when it holds none."""
-    if not line.endswith("}") or ("\\n" not in line and "[" not in line):
+def _record(line: str, whole: bool = False) -> tuple[str, str] | None:
+    """The record's line without its traces, each trace under it, and the note that says so
+    (a record pretty-printed as the ``whole`` paste is printed on one line even when it holds
+    none); None when it holds none.
+
+    Of a record a log service's answer wraps (``programs.wrapped_record``), only the record's
+    message and error are read, then its traces: the rest is the service's (the event's or
+    entry's id, its times, tags and resource labels), nothing the code wrote."""
+    if (line[:1], line[-1:]) not in _JSON_ENDS:
         return None
+    if not whole and "\\n" not in line and "[" not in line:
+        return None  # no escaped line break, no list: no trace, and no answer to read
     try:
         record = json.loads(line)
     except (ValueError, RecursionError):  # no JSON, or nested past the parser's depth
         return None
+    if isinstance(record, dict) and (error := _lambda_error(record)) is not None:
+        return error, _TRACE_NOTE  # the rest is the invocation's (its request id)
+    traces: list[str] = []
+    if (inner := programs.wrapped_record(record)) is not None:
+        texts = programs.texts_of(_without_traces(inner, traces, 1))
+        return "\n".join([*texts, *traces]), _TRACE_NOTE if traces else _MESSAGE_NOTE
     if not isinstance(record, dict):
         return None
-    if (error := _lambda_error(record)) is not None:
-        return error  # the rest is the invocation's (its request id), nothing the code wrote
-    traces: list[str] = []
     rest = _without_traces(record, traces, 0)
-    if not traces:
-        return None
-    return "\n".join([json.dumps(rest, ensure_ascii=False), *traces])
+    if traces:
+        return "\n".join([json.dumps(rest, ensure_ascii=False), *traces]), _TRACE_NOTE
+    if whole and programs.record_texts(record) is not None:
+        return json.dumps(record, ensure_ascii=False), _LINE_NOTE
+    return None
 
 
 def _lambda_error(record: dict[str, Any]) -> str | None:

@@ -9,8 +9,9 @@ instead, one structured line each: JSON (zap, logrus, pino, bunyan, structlog, s
 the user typed (``'app --help'`` is a value formatted into cobra's hint; a JSON line's keys and
 escaped quotes are the logger's), and none of it but the messages says where the error comes
 from: :func:`bare_message` reads the message alone out of a printed error, :func:`log_lines`
-reads a log line's message and error, and :func:`printed_by` tells ``stacktraces.typed_text``
-which lines are printed.
+reads a log line's message and error (a JSON record too as a log service's API wraps it:
+:func:`record_texts`), and :func:`printed_by` tells ``stacktraces.typed_text`` which lines are
+printed.
 """
 
 from __future__ import annotations
@@ -54,6 +55,10 @@ ERROR_KEYS = ("error", "err", "exception", "error.message")
 RECORD_KEYS = frozenset(
     {"level", "lvl", "severity", "levelname", "time", "ts", "timestamp", "@timestamp", "logger"}
 )
+# How deep a log service's answer keeps its record (Datadog's search: the answer, ``data``, an
+# event, its ``attributes``), and how many records of a list are read for one.
+_ENVELOPE_DEPTH = 3
+_RECORDS_READ = 3
 # Where a JSON record's message and error strings are (a serialised error's ``message`` too).
 _TEXT_KEYS = "|".join(re.escape(k) for k in MESSAGE_KEYS + ERROR_KEYS)
 _JSON_TEXT = re.compile(rf'"(?:{_TEXT_KEYS})"\s*:\s*("(?:[^"\\\n]|\\.)*")')
@@ -144,7 +149,7 @@ def log_lines(text: str) -> list[LogLine]:
         stripped = line.strip()
         if start in taken:
             continue
-        if stripped.startswith("{") and stripped.endswith("}"):
+        if (stripped[:1], stripped[-1:]) in (("{", "}"), ("[", "]")):
             record = _json_record(stripped)
             if record is not None:
                 values = [(start + m.start(1), start + m.end(1)) for m in _JSON_TEXT.finditer(line)]
@@ -179,11 +184,68 @@ def _monolog_message(text: str) -> str:
 def _json_record(line: str) -> list[str] | None:
     """A JSON log record's message and error texts; None for an object that is no log record."""
     try:
-        record = json.loads(line)
+        value = json.loads(line)
     except (ValueError, RecursionError):  # no JSON, or nested past the parser's depth
         return None
-    if not isinstance(record, dict) or not RECORD_KEYS & record.keys():
+    return record_texts(value)
+
+
+def record_texts(value: object) -> list[str] | None:
+    """The message and error texts of the log record ``value`` is, or wraps as a log service's
+    API answers with one (:func:`wrapped_record`). None when it is no log record and wraps
+    none."""
+    if isinstance(value, dict) and not _is_entry(value) and (texts := _own_texts(value)):
+        return texts
+    inner = wrapped_record(value)
+    return None if inner is None else texts_of(inner)
+
+
+def wrapped_record(value: object, depth: int = 0) -> dict[str, object] | None:
+    """The log record a log service's answer wraps in fields of its own: Datadog's event
+    (``content``; ``attributes``, each event's inside its search answer's ``data``), a Cloud
+    Logging entry (the record its ``jsonPayload`` or ``textPayload``, beside the entry's id,
+    name and resource; ``gcloud logging read`` prints a list of them). None when ``value`` is a
+    logger's own record, or wraps none within a few levels."""
+    if isinstance(value, dict):
+        if _own_texts(value) is not None:
+            return _payload(value) if depth or _is_entry(value) else None
+        items = list(value.values())
+    elif isinstance(value, list):
+        items = value[:_RECORDS_READ]
+    else:
         return None
+    if depth >= _ENVELOPE_DEPTH:
+        return None
+    for item in items:
+        if isinstance(item, dict | list) and (found := wrapped_record(item, depth + 1)):
+            return found
+    return None
+
+
+def _is_entry(record: dict[str, object]) -> bool:
+    return "jsonPayload" in record or "textPayload" in record
+
+
+def _payload(record: dict[str, object]) -> dict[str, object]:
+    """A Cloud Logging entry's record: its ``jsonPayload``, or its ``textPayload`` line as the
+    message; any other record as it is."""
+    payload, line = record.get("jsonPayload"), record.get("textPayload")
+    if not isinstance(payload, dict) and not isinstance(line, str):
+        return record
+    entry = {k: v for k, v in record.items() if k not in ("jsonPayload", "textPayload")}
+    return {**entry, **payload} if isinstance(payload, dict) else {**entry, "message": line}
+
+
+def _own_texts(record: dict[str, object]) -> list[str] | None:
+    if not RECORD_KEYS & record.keys():
+        return None
+    record = _payload(record)
+    texts = texts_of(record)
+    return texts if texts and any(k in record for k in MESSAGE_KEYS) else None
+
+
+def texts_of(record: dict[str, object]) -> list[str]:
+    """A log record's message and error texts, in that order."""
     texts = []
     for key in (*MESSAGE_KEYS, *ERROR_KEYS):
         value = record.get(key)
@@ -191,7 +253,7 @@ def _json_record(line: str) -> list[str] | None:
             value = value.get("message")
         if isinstance(value, str) and value.strip():
             texts.append(value.strip())
-    return texts if texts and any(k in record for k in MESSAGE_KEYS) else None
+    return texts
 
 
 def _logfmt_value(raw: str) -> str:

@@ -311,8 +311,8 @@ def read_paste(raw: str) -> tuple[str, list[str]]:
     cutting it (``Engine.find``)."""
     text, notes = _lines(raw)
     if (fetched := log_text(text)) is not None:
-        notes.append("read the CI log the JSON answer holds, line by line")
-        text, inner = _lines(fetched)
+        notes.append(f"read the {fetched[1]} the JSON answer holds, line by line")
+        text, inner = _lines(fetched[0])
         notes.extend(inner)
     if (output := step_output(text)) is not None:
         text = output
@@ -320,9 +320,10 @@ def read_paste(raw: str) -> tuple[str, list[str]]:
     if (report := reported(text)) is not None:
         text = report
         notes.append("read the error tracker's report as its runtime prints the failure")
-    if (trace := unfolded(text)) != text:
-        text = trace
-        notes.append("read the trace a JSON log record holds as the runtime printed it")
+    record, note = unfolded(text)
+    if note is not None:
+        text = record
+        notes.append(note)
     return text, notes
 
 
