@@ -29,6 +29,22 @@ from __future__ import annotations
 import json
 
 _TRACE = "Traceback (most recent call last):"
+# What Cloud Logging keeps of every entry a Cloud Run service writes: its instance, its log,
+# the revision it runs as.
+_CLOUD_RUN = {
+    "labels": {"instanceId": "00f46b9285a1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6"},
+    "logName": "projects/acme-prod/logs/run.googleapis.com%2Fstdout",
+    "resource": {
+        "labels": {
+            "configuration_name": "web",
+            "location": "us-central1",
+            "project_id": "acme-prod",
+            "revision_name": "web-00042-xyz",
+            "service_name": "web",
+        },
+        "type": "cloud_run_revision",
+    },
+}
 
 
 def _error(text: str) -> tuple[str, str] | None:
@@ -95,19 +111,8 @@ def gcloud_read(text: str) -> str:
             "message": message,
             "python_logger": "flask.app",
         },
-        "labels": {"instanceId": "00f46b9285a1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6"},
-        "logName": "projects/acme-prod/logs/run.googleapis.com%2Fstdout",
+        **_CLOUD_RUN,
         "receiveTimestamp": "2024-05-01T10:12:03.318842915Z",
-        "resource": {
-            "labels": {
-                "configuration_name": "web",
-                "location": "us-central1",
-                "project_id": "acme-prod",
-                "revision_name": "web-00042-xyz",
-                "service_name": "web",
-            },
-            "type": "cloud_run_revision",
-        },
         "severity": "ERROR",
         "sourceLocation": {
             "file": "/srv/app/.venv/lib/python3.12/site-packages/flask/app.py",
@@ -145,19 +150,8 @@ def gcloud_lines(text: str) -> str:
         entries.append(
             {
                 "insertId": f"65f1c2a3000b{i:06x}",
-                "labels": {"instanceId": "00f46b9285a1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1"},
-                "logName": "projects/acme-prod/logs/run.googleapis.com%2Fstdout",
+                **_CLOUD_RUN,
                 "receiveTimestamp": f"2024-05-01T10:12:03.{nanos + 90210000:09d}Z",
-                "resource": {
-                    "labels": {
-                        "configuration_name": "web",
-                        "location": "us-central1",
-                        "project_id": "acme-prod",
-                        "revision_name": "web-00042-xyz",
-                        "service_name": "web",
-                    },
-                    "type": "cloud_run_revision",
-                },
                 "textPayload": line,
                 "timestamp": f"2024-05-01T10:12:03.{nanos:09d}Z",
             }
