@@ -22,6 +22,10 @@ fields as JSON, the service's own around them.
 - :func:`gcloud_lines`: what ``gcloud logging read --format=json`` prints for a Cloud Run
   service that writes plain text: one entry per line of its stdout, ``textPayload``, newest
   first (gcloud's default order).
+- :func:`insights_mcp`: what AWS's CloudWatch MCP server (awslabs/mcp,
+  ``execute_log_insights_query``) answers for ``fields @timestamp, @message, @logStream, @log
+  | sort @timestamp desc`` over the ECS task's log group: its query's id, status and
+  statistics, and each row as a ``{field: value}`` object, newest first.
 """
 
 from __future__ import annotations
@@ -157,3 +161,24 @@ def gcloud_lines(text: str) -> str:
             }
         )
     return json.dumps(entries[::-1], indent=2)
+
+
+def insights_mcp(text: str) -> str:
+    """``text``, a line per row, as AWS's CloudWatch MCP server answers a Logs Insights query
+    for the task's recent lines, newest first."""
+    rows = [
+        {
+            "@timestamp": f"2024-05-01 10:12:03.{117 + i:03d}",
+            "@message": line,
+            "@logStream": "ecs/web/0f3c7a1e9d2b4c6a8e1f3a5b7c9d1e2f",
+            "@log": "123456789012:/ecs/web",
+        }
+        for i, line in enumerate(text.split("\n"))
+    ]
+    answer = {
+        "queryId": "3f1e6a2b-9c4d-4e7f-8a1b-2c3d4e5f6a7b",
+        "status": "Complete",
+        "statistics": {"recordsMatched": float(len(rows)), "recordsScanned": 5120.0},
+        "results": rows[::-1],
+    }
+    return json.dumps(answer, indent=2)

@@ -39,7 +39,8 @@ their error lines; ``test_reports/``: pytest's report) and prints each the way t
   answers a search and as ``gcloud logging read --format=json`` prints its entry
   (``log_services.py``; tracebacks and error lines); ``cloudwatch-json`` and ``gcloud-lines``:
   the service's log a line per event or entry, as ``aws logs filter-log-events`` and ``gcloud
-  logging read`` print them as JSON (gcloud's newest first);
+  logging read`` print them as JSON (gcloud's newest first), and ``cloudwatch-insights``, as
+  AWS's CloudWatch MCP server answers a Logs Insights query for them (newest first);
 - ``lambda-response``: the traceback as an AWS Lambda function's error response reports it
   (its type, message and frames three keys of one JSON object; tracebacks), and
   ``lambda-log``, as ``aws logs tail`` shows the function's log of it (one multi-line event,
@@ -312,6 +313,7 @@ FORMS: dict[str, Callable[[datetime, random.Random], str] | None] = {
     "gcloud-json": None,
     "cloudwatch-json": None,
     "gcloud-lines": None,
+    "cloudwatch-insights": None,
 }
 # The forms a CI system renders whole (``ci_fetches``).
 _CI_FETCHES: dict[str, Callable[[str], str]] = {
@@ -370,6 +372,8 @@ def delivered(text: str, form: str, seed: str, workspace: Path) -> str:
         return log_services.cloudwatch_events(text)
     if form == "gcloud-lines":
         return log_services.gcloud_lines(text)
+    if form == "cloudwatch-insights":
+        return log_services.insights_mcp(text)
     if form == "windows":
         return text.replace("\n", "\r\n")
     if form == "escaped":

@@ -273,7 +273,24 @@ def _gcloud_lines(output: str) -> str:
     return json.dumps(entries[::-1], indent=2)
 
 
-@pytest.mark.parametrize("fetched", [_cloudwatch, _gcloud_lines], ids=["cloudwatch", "gcloud"])
+def _insights(output: str, api: bool = False) -> str:
+    """``output`` as a Logs Insights query (``fields @timestamp, @message | sort @timestamp
+    desc``) answers: as AWS's CloudWatch MCP server gives its rows, or as the API does."""
+    rows = [
+        {"@timestamp": f"2024-05-01 10:12:03.{117 + i:03d}", "@message": line, "@ptr": f"Cm{i}"}
+        for i, line in enumerate(output.split("\n"))
+    ][::-1]
+    if api:
+        fields = [[{"field": k, "value": v} for k, v in row.items()] for row in rows]
+        return json.dumps({"results": fields, "statistics": {"recordsMatched": 9.0}})
+    return json.dumps({"queryId": "3f1e", "status": "Complete", "results": rows}, indent=2)
+
+
+@pytest.mark.parametrize(
+    "fetched",
+    [_cloudwatch, _gcloud_lines, _insights, lambda output: _insights(output, api=True)],
+    ids=["cloudwatch", "gcloud", "insights-mcp", "insights-api"],
+)
 def test_a_log_service_s_lines_read_as_the_service_wrote_them(
     fetched: Callable[[str], str],
 ) -> None:
@@ -288,6 +305,12 @@ def test_a_lambda_function_s_error_is_one_event() -> None:
     event = {"timestamp": 1714558323117, "message": f"[ERROR] {MESSAGE}\n{PY}\n"}
     qa = analyze(json.dumps({"events": [event], "nextForwardToken": "f/3817"}))
     assert qa.frames == analyze(PY).frames
+
+
+def test_entries_of_one_instant_read_in_gcloud_s_order_reversed() -> None:
+    lines = ["first", "second", "third"]
+    entries = [{"textPayload": t, "timestamp": "2024-05-01T10:12:03Z"} for t in lines[::-1]]
+    assert log_text(json.dumps(entries)) == ("first\nsecond\nthird", "log")
 
 
 def test_one_entry_alone_is_a_record_not_a_log() -> None:

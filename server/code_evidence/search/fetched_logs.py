@@ -16,7 +16,9 @@ break and quote escaped, so no trace in it reads as one:
   same terminal as ``[{"type": "out", "message": …}, …]``;
 - CloudWatch Logs (``aws logs filter-log-events``, ``get-log-events``): ``{"events":
   [{"timestamp": <ms>, "message": …}, …]}``, an event per line a container wrote (a Lambda
-  function's multi-line error is one event);
+  function's multi-line error is one event); a Logs Insights query's ``results`` (AWS's
+  CloudWatch MCP server, ``execute_log_insights_query``: ``{"@timestamp": …, "@message": …}``
+  each), as its query sorted them, usually newest first;
 - Cloud Logging (``gcloud logging read --format=json``): a list of entries, each line a
   service wrote to its stdout or stderr one entry with its ``textPayload``, **newest first**,
   so a traceback comes upside down.
@@ -55,16 +57,49 @@ def log_text(text: str) -> tuple[str, str] | None:
 
 
 def _service_lines(answer: Any) -> str | None:
-    """The lines of CloudWatch Logs' events, or of Cloud Logging's entries (two or more, each
-    a line of text; one entry alone is a record), oldest first."""
-    if isinstance(answer, dict):
-        events = answer.get("events")
-        if not isinstance(events, list) or not events:
-            return None
-        if not all(_event(e) for e in events):
-            return None
-        ordered = sorted(events, key=lambda e: e["timestamp"])  # stable: a burst keeps its order
-        return "\n".join(e["message"].rstrip("\r\n") for e in ordered)
+    """The lines of CloudWatch Logs' events or of a Logs Insights query's results, or of Cloud
+    Logging's entries (two or more, each a line of text; one entry alone is a record), oldest
+    first."""
+    timed = _cloudwatch(answer) if isinstance(answer, dict) else _cloud_logging(answer)
+    if timed is None:
+        return None
+    # Newest first: gcloud's default order (also when every entry shares one instant), and a
+    # Logs Insights query's ``sort @timestamp desc``.
+    first, last = timed[0][0], timed[-1][0]
+    if first > last or (first == last and not isinstance(answer, dict)):
+        timed.reverse()
+    timed.sort(key=lambda line: line[0])  # stable: lines that share an instant keep their order
+    return "\n".join(line.rstrip("\r\n") for _, line in timed)
+
+
+def _cloudwatch(answer: dict[str, Any]) -> list[tuple[tuple[str, str], str]] | None:
+    """CloudWatch Logs' events (``filter-log-events``, ``get-log-events``: a time in
+    milliseconds and a message each), or a Logs Insights query's results: as the API returns
+    them (``results``, each a list of ``{"field", "value"}``) or as AWS's CloudWatch MCP server
+    does (each a ``{field: value}`` object), with an ``@message`` and an ``@timestamp``."""
+    events = answer.get("events")
+    if isinstance(events, list) and events and all(_event(e) for e in events):
+        return [((f"{e['timestamp']:020d}", ""), e["message"]) for e in events]
+    results = answer.get("results")
+    if not isinstance(results, list) or not results:
+        return None
+    rows = [_row(r) for r in results]
+    if not all(
+        isinstance(r.get("@message"), str) and isinstance(r.get("@timestamp"), str) for r in rows
+    ):
+        return None
+    return [(_instant(r["@timestamp"]), r["@message"]) for r in rows]
+
+
+def _row(result: Any) -> dict[str, Any]:
+    if isinstance(result, list):  # the API's: ``[{"field": "@message", "value": …}, …]``
+        pairs = [p for p in result if isinstance(p, dict) and isinstance(p.get("field"), str)]
+        return {p["field"]: p.get("value") for p in pairs}
+    return result if isinstance(result, dict) else {}
+
+
+def _cloud_logging(answer: Any) -> list[tuple[tuple[str, str], str]] | None:
+    """Cloud Logging's entries of text (``gcloud logging read --format=json``)."""
     if not isinstance(answer, list) or len(answer) < 2:
         return None
     if not all(
@@ -74,24 +109,24 @@ def _service_lines(answer: Any) -> str | None:
         for e in answer
     ):
         return None
-    # newest first as gcloud prints them; a burst's entries share an instant, so reverse first
-    ordered = sorted(reversed(answer), key=lambda e: _instant(e["timestamp"]))
-    return "\n".join(e["textPayload"].rstrip("\r\n") for e in ordered)
+    return [(_instant(e["timestamp"]), e["textPayload"]) for e in answer]
 
 
 def _event(event: Any) -> bool:
     """A CloudWatch Logs event: its message and its time in milliseconds."""
     if not isinstance(event, dict) or not isinstance(event.get("message"), str):
         return False
-    return isinstance(event.get("timestamp"), int) and not isinstance(event["timestamp"], bool)
+    stamp = event.get("timestamp")
+    return isinstance(stamp, int) and not isinstance(stamp, bool) and stamp >= 0
 
 
 def _instant(stamp: str) -> tuple[str, str]:
-    """An RFC 3339 time stamp as a key that orders it: its second, then its fraction (as many
-    as nine digits, so ``03.1Z`` and ``03.117482915Z`` compare as numbers)."""
+    """A time stamp (RFC 3339; Logs Insights' ``2024-05-01 10:12:03.117``) as a key that orders
+    it: its second, then its fraction (as many as nine digits, so ``03.1Z`` and
+    ``03.117482915Z`` compare as numbers)."""
     second, _, rest = stamp.partition(".")
     fraction = re.match(r"\d*", rest)
-    return second[:19], (fraction.group(0) if fraction else "").ljust(9, "0")
+    return second[:19].replace("T", " "), (fraction.group(0) if fraction else "").ljust(9, "0")
 
 
 def _strings(items: Any, key: str | None = None) -> list[str] | None:
