@@ -23,7 +23,8 @@ their error lines; ``test_reports/``: pytest's report) and prints each the way t
   section among the runner's; ``circleci-mcp``, ``buildkite-log``, ``buildkite-mcp``,
   ``jenkins-console``, ``jenkins-mcp``, ``azure-log`` and ``azure-mcp``: a failed step as
   CircleCI's MCP server, Buildkite's raw log and its MCP server, Jenkins' console text and its
-  MCP server, and an Azure Pipelines task's log and Azure DevOps' MCP server hand it over
+  MCP server, and an Azure Pipelines task's log and Azure DevOps' MCP server hand it over, and
+  ``github-mcp``: the failed job's whole log as GitHub's MCP server returns it, every step's
   (``ci_fetches.py`` says how each is built);
 - ``structlog``: one JSON record (structlog's ``event``, ``level``, ``timestamp``) whose
   ``exception`` is the case, as a log viewer shows it, and ``kubernetes+structlog``, that
@@ -307,6 +308,7 @@ FORMS: dict[str, Callable[[datetime, random.Random], str] | None] = {
     "jenkins-mcp": None,
     "azure-log": None,
     "azure-mcp": None,
+    "github-mcp": None,
     "rollbar-mcp": None,
     "bugsnag-mcp": None,
     "datadog-api": None,
@@ -324,6 +326,7 @@ _CI_FETCHES: dict[str, Callable[[str], str]] = {
     "jenkins-mcp": ci_fetches.jenkins_mcp,
     "azure-log": ci_fetches.azure_log,
     "azure-mcp": ci_fetches.azure_mcp,
+    "github-mcp": ci_fetches.github_mcp,
 }
 # The kinds each form is asked with (the rest: every kind). A one-line error line escaped is
 # the line itself; a test runner's report is no service's log record.

@@ -123,8 +123,47 @@ def _azure_mcp(output: str) -> str:
     return json.dumps(_azure_lines(output), indent=2)
 
 
+def _github_job(output: str) -> str:
+    """A GitHub Actions job's whole raw log: the checkout, an install and its output, the
+    failing step, the post step; a time stamp before each line, a byte order mark first."""
+    lines = [
+        "##[group]Run actions/checkout@v4",
+        "with:",
+        "  repository: acme/shop",
+        "##[endgroup]",
+        "Syncing repository: acme/shop",
+        "[command]/usr/bin/git version",
+        "##[group]Run pip install -e .",
+        "pip install -e .",
+        "shell: /usr/bin/bash -e {0}",
+        "##[endgroup]",
+        "Collecting click>=8.1 (from shop==0.1.0)",
+        "Successfully installed click-8.1.7 shop-0.1.0",
+        "##[group]Run python -m pytest tests/",
+        "python -m pytest tests/",
+        "shell: /usr/bin/bash -e {0}",
+        "##[endgroup]",
+        *output.split("\n"),
+        "##[error]Process completed with exit code 1.",
+        "Post job cleanup.",
+        "[command]/usr/bin/git version",
+        "Cleaning up orphan processes",
+    ]
+    return "\ufeff" + "\n".join(
+        f"2024-05-01T10:12:03.{1174820 + 517 * i:07d}Z {line}" for i, line in enumerate(lines)
+    )
+
+
+def _github_mcp(output: str) -> str:
+    """The job's log as GitHub's MCP server answers ``get_job_logs`` with its content."""
+    log = _github_job(output)
+    answer = {"job_id": 262133, "logs_content": log, "message": "Job logs content retrieved"}
+    return json.dumps({**answer, "original_length": log.count("\n") + 1})
+
+
 # Each JSON answer, and the line prefixes its log carries
 FETCHED = {
+    "GitHub's MCP server": (_github_mcp, "time stamp"),
     "CircleCI's MCP server": (_circleci_mcp, None),
     "Buildkite's MCP server": (_buildkite_mcp, None),
     "Jenkins' MCP server": (_jenkins_mcp, None),
@@ -141,6 +180,7 @@ LOGS = {
         "time of day",
     ),
     "an Azure Pipelines task's log": (lambda output: "\n".join(_azure_lines(output)), "time stamp"),
+    "a GitHub Actions job's whole log": (_github_job, "time stamp"),
 }
 STEP_OUTPUT = "read without the CI runner's lines around the step's output"
 
@@ -167,6 +207,14 @@ def test_a_ci_system_s_log_reads_as_the_step_s_output(log, prefix, output: str) 
     prefixes = [f"read without a log's line prefixes: {prefix}"] if prefix else []
     assert qa.reading_notes == [*prefixes, STEP_OUTPUT]
     assert qa.messages == [MESSAGE]
+
+
+def test_each_failed_job_s_step_is_read() -> None:
+    other = "KeyError: 'VIP'"
+    jobs = [{"job_id": 1, "job_name": "test (3.11)", "logs_content": _github_job(MESSAGE)}]
+    jobs.append({"job_id": 2, "job_name": "test (3.12)", "logs_content": _github_job(other)})
+    qa = analyze(json.dumps({"message": "Retrieved logs for 2 failed jobs", "logs": jobs}))
+    assert qa.raw == f"{MESSAGE}\n{other}"  # no install, checkout or clean-up between them
 
 
 def test_a_jenkins_verdict_that_kept_its_time_stamp_still_goes() -> None:

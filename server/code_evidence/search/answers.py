@@ -22,7 +22,7 @@ from ..models.crossencoder import ScoreCache
 
 ANSWER_CACHE_SIZE = 256
 # Bump when ranking code changes what an answer is, so no cached answer survives it.
-RANKING_VERSION = "2026.12.04-6"
+RANKING_VERSION = "2026.12.04-7"
 
 Key = tuple[object, ...]
 

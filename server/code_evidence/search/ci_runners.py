@@ -10,6 +10,11 @@ failure out of the runner's verdict (an error line no code wrote) and words out 
 environment's paths: an error line pasted this way found its raise site far less often than the
 line alone.
 
+A job's whole log (what the API downloads, what GitHub's MCP server's ``get_job_logs`` returns)
+holds every step: the runner's set-up, the checkout, an install and its output, then the
+failing step, then the post steps and the clean-up. Only the failed step is the failure's: the
+log is cut to each step whose group the runner's verdict closes (``_failed_steps``).
+
 GitLab's job log (its API's trace, what ``glab ci trace`` prints) wraps the job in the
 runner's sections (``section_start:1714558323:get_sources`` … ``section_end:…``): preparing
 the executor and the environment, fetching the sources, the caches and artifacts, the clean-up.
@@ -56,6 +61,30 @@ _RUNNER_LINE = re.compile(
     re.M,
 )
 _MARKER = re.compile(r"^##\[(?:group|error|warning|notice|section)\]", re.M)
+# A GitHub Actions step's start and its failure, as the job's whole log holds them.
+_STEP_START = re.compile(r"^##\[group\]Run ", re.M)
+_STEP_FAILED = re.compile(
+    r"^##\[error\](?:Process completed with exit code \d+\.|The process '[^'\n]*' failed with "
+    r"exit code \d+)[ \t]*$",
+    re.M,
+)
+
+
+def _failed_steps(text: str) -> str:
+    """A GitHub Actions job's whole log (what its API and GitHub's MCP server return) cut to
+    its failed steps: each from its group, the last one opened before the runner's verdict,
+    through the verdict. The steps before (the checkout, the set-up, an install and its
+    output) and the post steps and clean-up after are the job's, not the failure's; a log with
+    no step group before a verdict (a step's output alone) is as it was."""
+    kept: list[str] = []
+    at = 0
+    for verdict in _STEP_FAILED.finditer(text):
+        starts = list(_STEP_START.finditer(text, at, verdict.start()))
+        if not starts:
+            return text
+        kept.append(text[starts[-1].start() : verdict.end()])
+        at = verdict.end()
+    return "\n".join(kept) if kept else text
 
 
 def _without_step_groups(text: str) -> str:
@@ -111,7 +140,8 @@ def step_output(text: str) -> str | None:
     none."""
     out = text
     if "##[" in out:
-        out = _MARKER.sub("", _RUNNER_LINE.sub("", _without_step_groups(out)))
+        out = _without_step_groups(_failed_steps(out))
+        out = _MARKER.sub("", _RUNNER_LINE.sub("", out))
     if "section_start:" in out or "ERROR: Job failed" in out:
         out = _gitlab_job_output(out)
     if "pipefail" in out or "Exited with code" in out or "CircleCI received exit code" in out:

@@ -10,6 +10,9 @@ break and quote escaped, so no trace in it reads as one:
 - Jenkins' MCP server plugin (``getBuildLog``): ``{"hasMoreContent": false, "lines": [...]}``;
 - Azure DevOps' MCP server (``pipelines_get_build_log_by_id``): the task's log lines as a JSON
   array, pretty-printed, each line with its time stamp;
+- GitHub's MCP server (``get_job_logs`` with its content): ``{"job_id", "logs_content",
+  "message", "original_length"}``, the content a job's whole raw log (every step's, a time
+  stamp before each line), or each failed job's under ``logs``;
 - CircleCI's MCP server (``get_build_failure_logs``): for each failed step a ``Job:`` and a
   ``Step:`` line, then ``Logs:`` and the step's ``{"output": …, "error": …}``, the step's
   terminal in one JSON string each; CircleCI's API (v1.1, a step's ``output_url``) returns the
@@ -144,6 +147,8 @@ def _answer_lines(answer: Any) -> str | None:
         lines = _strings(answer.get("lines"))  # Jenkins'
         if lines is None:
             lines = _strings(answer.get("entries"), "c")  # Buildkite's
+        if lines is None:
+            lines = _github_logs(answer)
         return None if lines is None else "\n".join(lines)
     if (lines := _strings(answer)) is not None and len(lines) > 1:  # Azure DevOps'
         return "\n".join(lines)
@@ -154,6 +159,22 @@ def _answer_lines(answer: Any) -> str | None:
         return None
     pieces = _strings(answer, "message")
     return None if pieces is None else "".join(pieces)
+
+
+def _github_logs(answer: dict[str, Any]) -> list[str] | None:
+    """The job logs GitHub's MCP server answers ``get_job_logs`` with (``return_content``): a
+    job's ``logs_content``, or each failed job's in ``logs``."""
+    if isinstance(answer.get("logs_content"), str):
+        return [answer["logs_content"]]
+    jobs = answer.get("logs")
+    if not isinstance(jobs, list):
+        return None
+    contents = [
+        j["logs_content"]
+        for j in jobs
+        if isinstance(j, dict) and isinstance(j.get("logs_content"), str)
+    ]
+    return contents or None
 
 
 def _circleci_mcp(text: str) -> str | None:
