@@ -54,6 +54,7 @@ async def until(session: ClientSession, pred: Any, timeout: float = WAIT_S) -> d
 
 def top(answer: Answer) -> tuple[str, str]:
     assert answer.data is not None, answer.text
+    assert answer.data["results"], answer.text
     first = answer.data["results"][0]
     return first["path"], first["symbol"]
 
@@ -196,7 +197,7 @@ async def test_a_file_edited_between_two_calls_is_seen_by_the_second(
             cart.read_text() + "\n\ndef recompute_loyalty_points(cart):\n    return 0\n"
         )
         after = await call(session, "find_evidence", {"query": "recompute_loyalty_points"})
-        assert top(after) == ("src/shop/cart.py", "recompute_loyalty_points")
+        assert top(after) == ("src/shop/cart.py", "recompute_loyalty_points"), after.text
 
 
 @pytest.mark.asyncio
