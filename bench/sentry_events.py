@@ -52,7 +52,8 @@ def _module_path(path: str) -> tuple[str, str, str, bool]:
     return rel, abs_path, module, False
 
 
-def _source(workspace: Path, path: str) -> list[str] | None:
+def file_lines(workspace: Path, path: str) -> list[str] | None:
+    """The lines of the workspace's file a trace names; None for one the checkout lacks."""
     file = workspace / path
     if path.startswith(("/", "<")) or not file.is_file():
         return None
@@ -88,7 +89,7 @@ def _exceptions(trace: str, workspace: Path) -> list[dict[str, Any]]:
                 "lineno": int(m["line"]),
                 "in_app": in_app,
             }
-            source = _source(workspace, m["path"])
+            source = file_lines(workspace, m["path"])
             n = int(m["line"])
             printed = lines[i + 1] if i + 1 < len(lines) else ""
             if source is not None and 0 < n <= len(source):

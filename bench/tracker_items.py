@@ -25,7 +25,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from sentry_events import chain
+from sentry_events import chain, file_lines
 
 _FRAME = re.compile(r'^  File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<func>.+)$')
 
@@ -131,9 +131,8 @@ def _bugsnag_file(path: str) -> tuple[str, bool]:
 def _bugsnag_code(workspace: Path, path: str, line: int, printed: str | None) -> dict | None:
     """The seven lines around ``line`` by number (the notifier reads the file; a file the
     checkout lacks gives the line the traceback printed)."""
-    file = workspace / path
-    if not path.startswith(("/", "<")) and file.is_file():
-        lines = file.read_text(encoding="utf-8", errors="replace").split("\n")
+    lines = file_lines(workspace, path)
+    if lines is not None:
         start = max(line - 3, 1)
         end = min(start + 7, len(lines) + 1)
         return {str(n): lines[n - 1].rstrip() for n in range(max(end - 7, 1), end)}

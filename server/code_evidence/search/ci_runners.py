@@ -51,23 +51,22 @@ _GROUP_END = "##[endgroup]"
 # from its start to the line before its command's output.
 _TASK_START = "##[section]Starting: "
 _TASK_OUTPUT = re.compile(r"^=+ Starting Command Output =+[ \t]*$")
+# GitHub Actions' verdict on a failed step.
+_STEP_VERDICT = (
+    r"Process completed with exit code \d+\.|The process '[^'\n]*' failed with exit code \d+"
+)
 # The runner's own lines: the step's verdict, its debug and command echoes, a group's end.
 _RUNNER_LINE = re.compile(
-    r"^##\[(?:error|warning)\](?:Process completed with exit code \d+\.|The process '[^'\n]*' "
-    r"failed with exit code \d+|(?:Bash|PowerShell|Cmd\.exe) exited with code '-?\d+'\.|Script "
-    r"failed with exit code: -?\d+)[ \t]*$\n?"
+    rf"^##\[(?:error|warning)\](?:{_STEP_VERDICT}|(?:Bash|PowerShell|Cmd\.exe) exited with code "
+    r"'-?\d+'\.|Script failed with exit code: -?\d+)[ \t]*$\n?"
     r"|^(?:##)?\[(?:debug|command)\].*$\n?|^##\[endgroup\][ \t]*$\n?"
     r"|^##\[section\](?:Starting|Finishing|Async Command (?:Start|End)): .*$\n?",
     re.M,
 )
 _MARKER = re.compile(r"^##\[(?:group|error|warning|notice|section)\]", re.M)
 # A GitHub Actions step's start and its failure, as the job's whole log holds them.
-_STEP_START = re.compile(r"^##\[group\]Run ", re.M)
-_STEP_FAILED = re.compile(
-    r"^##\[error\](?:Process completed with exit code \d+\.|The process '[^'\n]*' failed with "
-    r"exit code \d+)[ \t]*$",
-    re.M,
-)
+_STEP_START = re.compile("^" + re.escape(_STEP_GROUP_START), re.M)
+_STEP_FAILED = re.compile(rf"^##\[error\](?:{_STEP_VERDICT})[ \t]*$", re.M)
 
 
 def _failed_steps(text: str) -> str:
@@ -136,8 +135,8 @@ _VERDICT = re.compile(r"^(?:ERROR: Job failed(?: \(system failure\))?: .*|Job su
 
 def step_output(text: str) -> str | None:
     """``text`` without the runner's lines around a CI step's output (GitHub Actions' step,
-    GitLab's job, CircleCI's step, Buildkite's job, Jenkins' build); None when it holds
-    none."""
+    Azure Pipelines' task, GitLab's job, CircleCI's step, Buildkite's job, Jenkins' build);
+    None when it holds none."""
     out = text
     if "##[" in out:
         out = _without_step_groups(_failed_steps(out))

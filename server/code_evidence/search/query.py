@@ -304,8 +304,9 @@ def read_paste(raw: str) -> tuple[str, list[str]]:
 
     A CI log's colours, Windows' line ends (every reader of a trace reads lines ending in LF),
     a log router's per-line prefixes and a CI runner's lines around a step's output are not
-    part of the question; a CI system's JSON answer is read as the log it holds, and an error
-    tracker's report and a trace a JSON log record holds as the runtime printed the failure.
+    part of the question; a CI system's or a log service's JSON answer is read as the log it
+    holds, a record a log service wraps as its message, and an error tracker's report and a
+    trace a JSON log record holds as the runtime printed the failure.
     Reading again what was read changes nothing (a log nests its prefixes a few deep, far fewer
     than ``log_prefixes`` takes off), so the engine reads a paste too long to keep whole before
     cutting it (``Engine.find``)."""

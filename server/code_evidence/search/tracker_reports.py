@@ -154,18 +154,7 @@ def _rollbar_exceptions(data: dict[str, Any]) -> list[TrackedException]:
             continue
         error = trace.get("exception") if isinstance(trace.get("exception"), dict) else {}
         raw = trace.get("frames") if isinstance(trace.get("frames"), list) else []
-        frames = [
-            TrackedFrame(
-                f["filename"],
-                _number(f.get("lineno")),
-                _first(f, "method"),
-                _first(f, "class_name"),
-                _number(f.get("colno")),
-                _first(f, "code"),
-            )
-            for f in raw
-            if isinstance(f, dict) and isinstance(f.get("filename"), str)
-        ]
+        frames = [f for f in map(_frame, raw) if f is not None]
         kind, value = _first(error, "class") or "", _first(error, "message") or ""
         exceptions.append(TrackedException(kind, value, frames))
     return exceptions
@@ -196,24 +185,7 @@ def _bugsnag_exception(error: dict[str, Any]) -> TrackedException | None:
     raw = error.get("stacktrace")
     if not isinstance(raw, list):
         return None
-    frames = []
-    for f in reversed(raw):
-        if not isinstance(f, dict) or not isinstance(f.get("file"), str):
-            continue
-        line = _number(f.get("lineNumber", f.get("line_number")))
-        code = f.get("code")
-        column = f.get("columnNumber", f.get("column_number"))  # a number, or its digits
-        if isinstance(column, str):
-            column = int(column) if column.isdigit() else None
-        frames.append(
-            TrackedFrame(
-                f["file"],
-                line,
-                _first(f, "method"),
-                column=_number(column),
-                code=code.get(str(line)) if isinstance(code, dict) else None,
-            )
-        )
+    frames = [f for f in map(_frame, reversed(raw)) if f is not None]
     kind = _first(error, "errorClass", "error_class") or ""
     return TrackedException(kind, _first(error, "message") or "", frames)
 
@@ -241,24 +213,39 @@ def _exception(value: Any) -> TrackedException | None:
 
 
 def _frame(value: Any) -> TrackedFrame | None:
+    """One frame as a tracker keeps it: Sentry's (``abs_path``, ``lineno``, ``function``,
+    ``module``, ``colno``, ``context_line`` or the API's ``context`` pairs), Rollbar's
+    (``filename``, ``lineno``, ``method``, ``class_name``, ``colno``, ``code``) or Bugsnag's
+    (``file``, ``lineNumber`` or ``line_number``, ``method``, a column as a number or its
+    digits, ``code``: the lines around it by number)."""
     if not isinstance(value, dict):
         return None
-    path = _first(value, "abs_path", "absPath", "filename")
+    path = _first(value, "abs_path", "absPath", "filename", "file")
     if path is None:
         return None
-    code = _first(value, "context_line")
-    context = value.get("context")
-    line = _number(value.get("lineno", value.get("lineNo")))
+    line = _number(_any(value, "lineno", "lineNo", "lineNumber", "line_number"))
+    column = _any(value, "colno", "colNo", "columnNumber", "column_number")
+    if isinstance(column, str):
+        column = int(column) if column.isdigit() else None
+    code = _first(value, "context_line", "code")
+    context, around = value.get("context"), value.get("code")
     if code is None and isinstance(context, list):
         code = next((c[1] for c in context if isinstance(c, list) and c[:1] == [line]), None)
+    if code is None and isinstance(around, dict):
+        code = around.get(str(line))
     return TrackedFrame(
         path,
         line,
-        _first(value, "function"),
-        _first(value, "module"),
-        _number(value.get("colno", value.get("colNo"))),
+        _first(value, "function", "method"),
+        _first(value, "module", "class_name"),
+        _number(column),
         code if isinstance(code, str) else None,
     )
+
+
+def _any(value: dict[str, Any], *keys: str) -> Any:
+    """The value of the first of ``keys`` that ``value`` has."""
+    return next((value[k] for k in keys if k in value), None)
 
 
 def _first(value: dict[str, Any], *keys: str) -> str | None:
