@@ -217,6 +217,30 @@ def test_debouncer_survives_a_failing_flush_and_stops_on_close() -> None:
     assert len(batches) == 2
 
 
+def test_take_waits_for_the_batch_the_debouncer_is_handing_over() -> None:
+    """A batch the debouncer's thread has taken but not yet acted on (its flush runs ``git
+    check-ignore``, slow under load) is not pending any more: ``take`` must wait for that
+    flush, or ``settle`` finds no pass requested and answers from the index as it was."""
+    entered, release = threading.Event(), threading.Event()
+    handed: list[Batch] = []
+
+    def flush(batch: Batch) -> None:
+        entered.set()
+        release.wait(10)
+        handed.append(batch)
+
+    deb = Debouncer(flush, quiet_s=0.01, max_wait_s=0.05)
+    try:
+        deb.add("/w/a.py")
+        assert entered.wait(10)
+        threading.Timer(0.3, release.set).start()
+        assert deb.take(timeout=10) is None  # nothing pending: the batch is in the flush
+        assert [b.paths for b in handed] == [{"/w/a.py"}]  # ...which returned before take
+    finally:
+        release.set()
+        deb.close()
+
+
 def test_ignore_filter_uses_git_rules(tmp_path: Path) -> None:
     root = tmp_path / "repo"
     root.mkdir()
@@ -293,7 +317,7 @@ def test_fence_hands_every_earlier_write_to_the_debouncer(tmp_path: Path) -> Non
                 (root / f".edit_{i}.tmp").write_text(f"v = {i}\n")
                 os.replace(root / f".edit_{i}.tmp", root / f"edit_{i}.py")
             assert watcher.fence()
-            batch = deb.take()
+            batch = deb.take(timeout=0)
             assert batch is not None and str(root / f"edit_{i}.py") in batch.paths
             assert not any(p.startswith(str(probes)) for p in batch.paths)
         assert list(probes.iterdir()) == []

@@ -201,6 +201,22 @@ async def test_a_file_edited_between_two_calls_is_seen_by_the_second(
 
 
 @pytest.mark.asyncio
+async def test_an_edit_the_watcher_is_still_handing_over_is_seen(
+    project: Path, tmp_path: Path
+) -> None:
+    """The debouncer's thread has taken the edit's batch but its ignore check (``git
+    check-ignore``, slow on a busy machine) has not returned when the question comes: the
+    question waits for it instead of finding no pass requested and answering from before."""
+    async with connect(params(project, tmp_path, {"CE_SLOW_IGNORE_S": "1.5"})) as session:
+        await until(session, lambda s: s["state"] == "ready")
+        cart = project / "src/shop/cart.py"
+        cart.write_text(cart.read_text() + "\n\ndef apply_gift_wrap(cart):\n    return 0\n")
+        await asyncio.sleep(0.5)  # past the debouncer's quiet period: its flush has the batch
+        after = await call(session, "find_evidence", {"query": "apply_gift_wrap"})
+        assert top(after) == ("src/shop/cart.py", "apply_gift_wrap"), after.text
+
+
+@pytest.mark.asyncio
 async def test_a_call_while_the_index_is_still_building(project: Path, tmp_path: Path) -> None:
     """The first pass reads slowly and embeds for minutes: a question waits at most
     --index-wait for lexical readiness, answers from what exists and says how far indexing

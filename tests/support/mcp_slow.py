@@ -5,7 +5,9 @@ the engine). Started by the tests as a script, by path, instead of ``-m code_evi
 - ``CE_SLOW_READ_S``: seconds added to each file the index pass reads;
 - ``CE_SLOW_EMBED_S``: seconds added to each block of chunks the index pass embeds (cut short
   when the server closes, so a test never waits for it);
-- ``CE_SLOW_PAIR_S``: seconds added to each pair the cross-encoder scores.
+- ``CE_SLOW_PAIR_S``: seconds added to each pair the cross-encoder scores;
+- ``CE_SLOW_IGNORE_S``: seconds added to each ignore check of the watcher's changed paths (its
+  ``git check-ignore`` on a busy machine).
 """
 
 from __future__ import annotations
@@ -24,12 +26,13 @@ _closing = threading.Event()
 
 def install() -> None:
     from code_evidence.index import indexer, reading
-    from code_evidence.live import passes
+    from code_evidence.live import passes, watch
     from code_evidence.models import crossencoder
 
     read = float(os.environ.get("CE_SLOW_READ_S", "0"))
     embed = float(os.environ.get("CE_SLOW_EMBED_S", "0"))
     pair = float(os.environ.get("CE_SLOW_PAIR_S", "0"))
+    ignore = float(os.environ.get("CE_SLOW_IGNORE_S", "0"))
     if read:
         load_text = reading.load_text  # where the pass reads its files
 
@@ -61,6 +64,14 @@ def install() -> None:
             return run(self, query, passages)
 
         crossencoder.CrossEncoder._run = slow_run  # type: ignore[method-assign]
+    if ignore:
+        relevant = watch.IgnoreFilter.relevant
+
+        def slow_relevant(self: Any, paths: Any) -> Any:
+            time.sleep(ignore)
+            return relevant(self, paths)
+
+        watch.IgnoreFilter.relevant = slow_relevant  # type: ignore[method-assign]
 
 
 if __name__ == "__main__":

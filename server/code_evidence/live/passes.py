@@ -254,16 +254,17 @@ class PassScheduler:
         time to reach the watcher (``FolderWatcher.fence``, else ``EVENT_LATENCY_S``): the
         agent's edit and its question race, and the question used to win often enough to
         answer from the file as it was."""
+        deadline = time.monotonic() + timeout
         if self.watcher.watching and not self.watcher.fence():
             time.sleep(EVENT_LATENCY_S)
-        batch = self._debouncer.take()
+        batch = self._debouncer.take(max(deadline - time.monotonic(), 0.0))
         if batch is not None:
             self._on_batch(batch)
         with self._cond:
             target = self._requested if self._requested > self._searchable else 0
         if not target:
             return True
-        return self._wait(lambda: self._searchable >= target, timeout)
+        return self._wait(lambda: self._searchable >= target, deadline - time.monotonic())
 
     def _wait(self, done: Callable[[], bool], timeout: float) -> bool:
         """Block on the scheduler's condition until ``done()`` holds (checked under its lock),

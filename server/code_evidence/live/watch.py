@@ -150,6 +150,7 @@ class Debouncer:
         self._first = 0.0
         self._last = 0.0
         self._closed = False
+        self._handing = False  # its thread has taken a batch and its flush has not returned
         self._thread = threading.Thread(target=self._run, name="ce-debounce", daemon=True)
         self._thread.start()
 
@@ -166,14 +167,24 @@ class Debouncer:
             self._batch.buffers |= buffers
             self._cond.notify()
 
-    def take(self) -> Batch | None:
+    def take(self, timeout: float) -> Batch | None:
         """The changes collected so far, now, instead of at the end of the quiet period (a
-        caller that must answer from an index that includes them); None when there are none."""
+        caller that must answer from an index that includes them); None when there are none.
+
+        A batch this debouncer's own thread has already taken is not here any more, but its
+        flush may not have acted on it yet (the ignore check runs ``git check-ignore``, slow
+        on a busy machine): this waits up to ``timeout`` seconds for that flush to return, so
+        that the caller finds the pass it asked for already requested. Without the wait a
+        question about a file just saved was answered from the index as it was."""
         with self._cond:
-            if not self._batch.events:
-                return None
             batch, self._batch = self._batch, Batch()
-            return batch
+            deadline = time.monotonic() + timeout
+            while self._handing:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._cond.wait(left)  # real time: a flush runs on the wall clock
+        return batch if batch.events else None
 
     def close(self) -> None:
         with self._cond:
@@ -197,12 +208,17 @@ class Debouncer:
                 if self._closed:
                     return
                 batch, self._batch = self._batch, Batch()
+                self._handing = bool(batch.events)
             if not batch.events:
                 continue  # taken meanwhile (take())
             try:
                 self._flush(batch)
             except Exception:  # a failing flush must not stop watching
                 log.exception("handling a batch of file changes failed")
+            finally:
+                with self._cond:
+                    self._handing = False
+                    self._cond.notify_all()
 
 
 def _is_head_file(rel: str) -> bool:
