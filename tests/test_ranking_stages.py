@@ -13,7 +13,16 @@ from code_evidence.config import Config
 from code_evidence.index.generated import GeneratedFiles
 from code_evidence.index.store import StoredChunk
 from code_evidence.index.terms import code_terms, path_terms, split_identifier
-from code_evidence.search import assemble, declarations, explain, features, fuse, parts, rerank
+from code_evidence.search import (
+    assemble,
+    declarations,
+    explain,
+    features,
+    fuse,
+    parts,
+    rerank,
+    verdict,
+)
 from code_evidence.search.candidate import Candidate
 from code_evidence.search.pipeline import evidence
 from code_evidence.search.query import QueryAnalysis, analyze
@@ -433,6 +442,36 @@ def test_scores_follow_the_order_when_the_model_lowers_what_it_read() -> None:
 
 
 # --------------------------------------------------------------------------- assembly
+
+
+def test_the_pack_fills_left_over_budget_with_a_files_held_back_blocks() -> None:
+    """The per-file quota keeps room for other files; when the others are in (or under the
+    score gap) and budget is left, the held-back blocks of a file go in, in ranking order."""
+    ranked = [
+        cand(chunk(i, path="types.ts", symbol=f"f{i}", start=i * 10 + 1), score=1.0 - i / 10)
+        for i in range(4)
+    ]
+    ranked.insert(3, cand(chunk(9, path="errors.ts", symbol="E"), score=0.75))
+    ok = verdict.Verdict(0.9, False, None)
+
+    def tokens(text: str) -> int:
+        return len(text.split())
+
+    def heads(text: str) -> list[str]:
+        return [line.split()[1] for line in text.split("\n") if line.startswith("# ")]
+
+    pack = assemble.assemble_context(ranked, 1000, tokens, per_file_blocks=2, verdict=ok)
+    assert heads(pack.text) == ["types.ts:1-2", "types.ts:11-12", "types.ts:21-22",
+                                "errors.ts:1-2", "types.ts:31-32"]  # fmt: skip
+    assert pack.dropped == []
+    # Without budget to spare the quota holds: the held-back blocks are what did not fit.
+    one_each = tokens(pack.text) // 5 + 1
+    tight = assemble.assemble_context(ranked, 3 * one_each, tokens, 2, ok)
+    assert heads(tight.text) == ["types.ts:1-2", "types.ts:11-12", "errors.ts:1-2"]
+    assert [(d.start, d.reason) for d in tight.dropped] == [(21, "budget"), (31, "budget")]
+    # A weak answer keeps its single best block.
+    weak = assemble.assemble_context(ranked, 1000, tokens, 2, verdict.Verdict(0.1, True, "weak"))
+    assert heads(weak.text) == ["types.ts:1-2"]
 
 
 def test_diversify_moves_a_files_extra_chunks_behind_the_rest() -> None:

@@ -168,17 +168,21 @@ def assemble_context(
     method read without its class is often misread. When evidence is weak, the pack holds only
     the single best block so it is minimal rather than padded with guesses. Only the first
     ``2 * max_blocks`` candidates are considered, so ``dropped`` lists near misses, not the
-    whole recall tail."""
+    whole recall tail.
+
+    ``per_file_blocks`` keeps room for the other files: a file's blocks beyond it wait until
+    every other candidate has had its turn, then take what budget is left, best first, in
+    their place in the ranking. When the evidence is all in one file (a 4,000-line module
+    whose several parts a change touches) the pack is not left nearly empty beside it."""
     ranked = ranked[: 2 * max_blocks]
+    pack = _Pack(budget, count_tokens, parent_of)
     dropped: list[Dropped] = []
-    blocks: list[tuple[str, int, int, str, str]] = []  # path, start, end, symbol, text
-    per_file: dict[str, int] = {}
-    used = 0
     limit = 1 if verdict.insufficient else max_blocks
     floor = ranked[0].score * SCORE_GAP if ranked else 0.0
-    for c in ranked:
+    waiting: list[tuple[int, Candidate]] = []
+    for rank, c in enumerate(ranked):
         ch = c.stored.chunk
-        if len(blocks) >= limit or (blocks and c.score < floor):
+        if len(pack.blocks) >= limit or (pack.blocks and c.score < floor):
             reason = (
                 "weak-evidence"
                 if verdict.insufficient
@@ -188,48 +192,92 @@ def assemble_context(
             )
             dropped.append(Dropped(ch.path, ch.start, ch.end, reason))
             continue
-        merged = False
-        for i, (p, s, e, sym, text) in enumerate(blocks):
-            if p == ch.path and ch.start <= e + 1 and s <= ch.end + 1:
-                if s <= ch.start and ch.end <= e:
-                    dropped.append(Dropped(ch.path, ch.start, ch.end, "duplicate"))
-                    merged = True
-                    break
-                new_s, new_e = min(s, ch.start), max(e, ch.end)
-                new_text = _merge_text(s, text, ch.start, ch.text)
-                extra = count_tokens(new_text) - count_tokens(text)
-                if used + extra > budget:
-                    dropped.append(Dropped(ch.path, ch.start, ch.end, "budget"))
-                else:
-                    blocks[i] = (p, new_s, new_e, sym or ch.symbol, new_text)
-                    used += extra
-                merged = True
-                break
-        if merged:
-            continue
-        if per_file.get(ch.path, 0) >= per_file_blocks:
+        reason = pack.add(rank, c, per_file_blocks)
+        if reason == "per-file-quota" and limit > 1:
+            waiting.append((rank, c))
+        elif reason is not None:
+            dropped.append(Dropped(ch.path, ch.start, ch.end, reason))
+    for rank, c in waiting:
+        ch = c.stored.chunk
+        if len(pack.blocks) >= limit:
             dropped.append(Dropped(ch.path, ch.start, ch.end, "per-file-quota"))
             continue
-        block = (ch.path, ch.start, ch.end, ch.symbol, ch.text)
-        cost = count_tokens(_header(*block[:4])) + count_tokens(ch.text)
-        max_lines = int(PARENT_SHARE * budget / MIN_TOKENS_PER_LINE)
-        scope = parent_of(ch, max_lines) if parent_of else None
-        if scope is not None:
-            start, end, symbol, text = scope
-            scope_cost = count_tokens(_header(ch.path, start, end, symbol)) + count_tokens(text)
-            if used + scope_cost <= budget and scope_cost <= PARENT_SHARE * budget:
-                block, cost = (ch.path, start, end, symbol, text), scope_cost
-        if used + cost > budget:
-            dropped.append(Dropped(ch.path, ch.start, ch.end, "budget"))
-            continue
-        blocks.append(block)
-        per_file[ch.path] = per_file.get(ch.path, 0) + 1
-        used += cost
-    parts = [f"{_header(p, s, e, sym)}\n{text}" for p, s, e, sym, text in blocks]
+        reason = pack.add(rank, c, None)
+        if reason is not None:
+            dropped.append(Dropped(ch.path, ch.start, ch.end, reason))
+    parts = [f"{_header(*b.head)}\n{b.text}" for b in sorted(pack.blocks, key=lambda b: b.rank)]
     text = "\n\n".join(parts)
     return ContextPack(
         text=text, tokens=count_tokens(text) if text else 0, budget=budget, dropped=dropped
     )
+
+
+@dataclasses.dataclass(slots=True)
+class _Block:
+    rank: int  # the ranking place of the candidate that opened it: the pack's order
+    path: str
+    start: int
+    end: int
+    symbol: str
+    text: str
+
+    @property
+    def head(self) -> tuple[str, int, int, str]:
+        return self.path, self.start, self.end, self.symbol
+
+
+class _Pack:
+    """The blocks taken so far and the tokens they cost."""
+
+    def __init__(
+        self,
+        budget: int,
+        count_tokens: Callable[[str], int],
+        parent_of: Callable[[Chunk, int], Scope | None] | None,
+    ) -> None:
+        self.budget = budget
+        self.count_tokens = count_tokens
+        self.parent_of = parent_of
+        self.blocks: list[_Block] = []
+        self.per_file: dict[str, int] = {}
+        self.used = 0
+
+    def add(self, rank: int, c: Candidate, quota: int | None) -> str | None:
+        """Take ``c`` (merged into a block of its file it overlaps or touches, else as a block
+        of its own, its enclosing scope when that fits); why not, when it was not taken.
+        ``quota``: how many blocks of one file may be taken (None: no limit)."""
+        ch = c.stored.chunk
+        count = self.count_tokens
+        for b in self.blocks:
+            if b.path == ch.path and ch.start <= b.end + 1 and b.start <= ch.end + 1:
+                if b.start <= ch.start and ch.end <= b.end:
+                    return "duplicate"
+                new_text = _merge_text(b.start, b.text, ch.start, ch.text)
+                extra = count(new_text) - count(b.text)
+                if self.used + extra > self.budget:
+                    return "budget"
+                b.start, b.end = min(b.start, ch.start), max(b.end, ch.end)
+                b.symbol, b.text = b.symbol or ch.symbol, new_text
+                self.used += extra
+                return None
+        if quota is not None and self.per_file.get(ch.path, 0) >= quota:
+            return "per-file-quota"
+        block = _Block(rank, ch.path, ch.start, ch.end, ch.symbol, ch.text)
+        cost = count(_header(*block.head)) + count(ch.text)
+        max_lines = int(PARENT_SHARE * self.budget / MIN_TOKENS_PER_LINE)
+        scope = self.parent_of(ch, max_lines) if self.parent_of else None
+        if scope is not None:
+            start, end, symbol, text = scope
+            scope_cost = count(_header(ch.path, start, end, symbol)) + count(text)
+            if self.used + scope_cost <= self.budget and scope_cost <= PARENT_SHARE * self.budget:
+                block = _Block(rank, ch.path, start, end, symbol, text)
+                cost = scope_cost
+        if self.used + cost > self.budget:
+            return "budget"
+        self.blocks.append(block)
+        self.per_file[ch.path] = self.per_file.get(ch.path, 0) + 1
+        self.used += cost
+        return None
 
 
 def _header(path: str, start: int, end: int, symbol: str) -> str:
