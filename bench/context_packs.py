@@ -72,6 +72,12 @@ def record(case: Case, result: FindResult) -> dict[str, Any]:
     file_hit = any(p in gold for p, _, _ in held)
     chunk_hit = any(p in gold and any(a <= e and s <= b for a, b in gold[p]) for p, s, e in held)
     quota = sum(1 for d in result.context.dropped if d.reason == "per-file-quota")
+    # Why the gold lines' candidates stayed out (each reason once, best-ranked first).
+    why = [
+        d.reason
+        for d in result.context.dropped
+        if d.path != skip and any(a <= d.end and d.start <= b for a, b in gold.get(d.path, ()))
+    ]
     return {
         "id": case.id,
         "group": case.group,
@@ -81,6 +87,7 @@ def record(case: Case, result: FindResult) -> dict[str, Any]:
         "pack_file": file_hit,
         "pack_chunk": chunk_hit if any(gold.values()) else None,
         "quota_dropped": quota,
+        "gold_dropped": list(dict.fromkeys(why)),
         "insufficient": result.insufficient,
     }
 
@@ -106,6 +113,22 @@ def summary(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
             / len(rs),
         }
     return out
+
+
+MISS_REASONS = ("score-gap", "budget", "weak-evidence", "max-blocks", "per-file-quota")
+
+
+def misses(records: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """Per group, the packs without the gold lines, by why its best-ranked gold candidate
+    stayed out (``unranked``: none among the candidates the pack considered)."""
+    out: dict[str, dict[str, int]] = defaultdict(
+        lambda: dict.fromkeys((*MISS_REASONS, "unranked"), 0)
+    )
+    for r in records:
+        if r["pack_chunk"] is False:
+            why = r["gold_dropped"]
+            out[r["group"]][why[0] if why else "unranked"] += 1
+    return dict(out)
 
 
 def table(rows: dict[str, dict[str, float]]) -> str:
@@ -156,9 +179,21 @@ def main(argv: list[str] | None = None) -> int:
         log(f"{d['name']}: {len(cases)} cases")
     rows = summary(records)
     print(table(rows))
+    why = misses(records)
+    print("\npacks without the gold lines, by why the best gold candidate stayed out")
+    print(f"{'group':<16}" + "".join(f"{k:>15}" for k in (*MISS_REASONS, "unranked")))
+    for g in rows:
+        if g in why:
+            print(f"{g:<16}" + "".join(f"{v:>15}" for v in why[g].values()))
     out = args.out or result_path("context-packs")
     out.parent.mkdir(parents=True, exist_ok=True)
-    report = {"created": utc_iso(), "ranking": ranking, "groups": rows, "cases": records}
+    report = {
+        "created": utc_iso(),
+        "ranking": ranking,
+        "groups": rows,
+        "misses": why,
+        "cases": records,
+    }
     out.write_text(json.dumps(report, indent=1) + "\n")
     log(f"wrote {out}")
     return 0

@@ -474,6 +474,34 @@ def test_the_pack_fills_left_over_budget_with_a_files_held_back_blocks() -> None
     assert heads(weak.text) == ["types.ts:1-2"]
 
 
+def test_a_block_too_large_for_the_budget_goes_in_as_its_best_lines() -> None:
+    """The first result, 300 lines of error codes, no longer leaves the pack for lesser
+    blocks: once the blocks that fit whole are in, it goes in as the lines around what the
+    question matches, its header saying what it was cut from."""
+    codes = "\n".join(f"  ERR_{i}: create('ERR_{i}', 'message number {i}')," for i in range(300))
+    big = cand(chunk(1, path="errors.js", symbol="", text=codes, start=5), score=1.0)
+    small = cand(chunk(2, path="app.js", symbol="run", start=1), score=0.9)
+    ok = verdict.Verdict(0.9, False, None)
+
+    def tokens(text: str) -> int:
+        return len(text.split())
+
+    score = assemble.line_scorer(["err_120", "err", "120"], ["ERR_120"], ["message number 120"])
+    pack = assemble.assemble_context([big, small], 400, tokens, 2, ok, line_score=score)
+    head, *rest = pack.text.split("\n")
+    assert head.startswith("# errors.js:") and head.endswith("  (cut from 5-304)")
+    lines = head.split()[1].split(":")[1]
+    start, end = (int(x) for x in lines.split("-"))
+    assert start < 125 < end and end - start < 60  # line 125 holds ERR_120; 40 % of 400
+    assert "  ERR_120: create('ERR_120', 'message number 120')," in rest
+    assert "# app.js:1-2  run" in pack.text  # the whole block that fits went in first
+    assert 0 < pack.tokens <= 400 and not pack.dropped
+    # Without a scorer (or without room for a useful cut) the block stays out, as before.
+    plain = assemble.assemble_context([big, small], 400, tokens, 2, ok)
+    assert plain.text.startswith("# app.js:1-2") and [d.reason for d in plain.dropped] == ["budget"]
+    assert assemble.window(big.stored.chunk, 3, tokens, score) is None
+
+
 def test_diversify_moves_a_files_extra_chunks_behind_the_rest() -> None:
     same = [
         cand(chunk(i, path="a.py", symbol=f"f{i}", start=i * 10), fused=1.0 - i / 10)

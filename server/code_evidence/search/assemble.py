@@ -3,7 +3,8 @@
 The pack is what a person or an agent reads: best evidence first, overlapping ranges merged,
 a per-file quota so one file cannot crowd out the rest, each block headed by
 ``path:start-end symbol``, counted in the embedder's real tokens against the budget. What did not
-fit is reported, never silently cut.
+fit is reported; a block too large for what is left goes in as its best lines, its header
+saying what it was cut from.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Callable
 
 from ..api import Chunk, ContextPack, Dropped
 from ..config import RankingConfig
+from ..index.terms import code_terms
 from .candidate import Candidate
 from .verdict import Verdict
 
@@ -161,6 +163,7 @@ def assemble_context(
     verdict: Verdict,
     parent_of: Callable[[Chunk, int], Scope | None] | None = None,
     max_blocks: int = 20,
+    line_score: Callable[[str], float] | None = None,
 ) -> ContextPack:
     """Best first into the budget, until the scores fall off (``SCORE_GAP``): how much goes in
     follows the evidence, not a fixed count. Small chunks are what ranks; their enclosing
@@ -173,13 +176,21 @@ def assemble_context(
     ``per_file_blocks`` keeps room for the other files: a file's blocks beyond it wait until
     every other candidate has had its turn, then take what budget is left, best first, in
     their place in the ranking. When the evidence is all in one file (a 4,000-line module
-    whose several parts a change touches) the pack is not left nearly empty beside it."""
+    whose several parts a change touches) the pack is not left nearly empty beside it.
+
+    A block larger than the budget left goes in cut to the lines around what the question
+    matches (``line_score``: how much a line holds of it), within the budget left and at most
+    ``PARENT_SHARE`` of the budget, when at least ``WINDOW_MIN_TOKENS`` are left, once every
+    block that fits whole is in (a cut takes no whole block's place): the 430 lines of an
+    object literal of error codes, the first result, used to be dropped whole while the pack
+    held 250 tokens of lesser ones."""
     ranked = ranked[: 2 * max_blocks]
-    pack = _Pack(budget, count_tokens, parent_of)
+    pack = _Pack(budget, count_tokens, parent_of, line_score)
     dropped: list[Dropped] = []
     limit = 1 if verdict.insufficient else max_blocks
     floor = ranked[0].score * SCORE_GAP if ranked else 0.0
-    waiting: list[tuple[int, Candidate]] = []
+    waiting: list[tuple[int, Candidate]] = []  # held back by the per-file quota
+    too_big: list[tuple[int, Candidate]] = []  # larger than the budget left when their turn came
     for rank, c in enumerate(ranked):
         ch = c.stored.chunk
         if len(pack.blocks) >= limit or (pack.blocks and c.score < floor):
@@ -195,6 +206,8 @@ def assemble_context(
         reason = pack.add(rank, c, per_file_blocks)
         if reason == "per-file-quota" and limit > 1:
             waiting.append((rank, c))
+        elif reason == "budget":
+            too_big.append((rank, c))
         elif reason is not None:
             dropped.append(Dropped(ch.path, ch.start, ch.end, reason))
     for rank, c in waiting:
@@ -203,9 +216,17 @@ def assemble_context(
             dropped.append(Dropped(ch.path, ch.start, ch.end, "per-file-quota"))
             continue
         reason = pack.add(rank, c, None)
+        if reason == "budget":
+            too_big.append((rank, c))
+        elif reason is not None:
+            dropped.append(Dropped(ch.path, ch.start, ch.end, reason))
+    # Cuts come last, so that none takes the place of a block that fits whole.
+    for rank, c in sorted(too_big, key=lambda rc: rc[0]):
+        ch = c.stored.chunk
+        reason = "budget" if len(pack.blocks) >= limit else pack.cut(rank, c)
         if reason is not None:
             dropped.append(Dropped(ch.path, ch.start, ch.end, reason))
-    parts = [f"{_header(*b.head)}\n{b.text}" for b in sorted(pack.blocks, key=lambda b: b.rank)]
+    parts = [f"{b.header}\n{b.text}" for b in sorted(pack.blocks, key=lambda b: b.rank)]
     text = "\n\n".join(parts)
     return ContextPack(
         text=text, tokens=count_tokens(text) if text else 0, budget=budget, dropped=dropped
@@ -220,10 +241,11 @@ class _Block:
     end: int
     symbol: str
     text: str
+    cut_from: tuple[int, int] | None = None  # a cut (``_Pack.cut``): the lines of the whole
 
     @property
-    def head(self) -> tuple[str, int, int, str]:
-        return self.path, self.start, self.end, self.symbol
+    def header(self) -> str:
+        return _header(self.path, self.start, self.end, self.symbol, self.cut_from)
 
 
 class _Pack:
@@ -234,10 +256,12 @@ class _Pack:
         budget: int,
         count_tokens: Callable[[str], int],
         parent_of: Callable[[Chunk, int], Scope | None] | None,
+        line_score: Callable[[str], float] | None = None,
     ) -> None:
         self.budget = budget
         self.count_tokens = count_tokens
         self.parent_of = parent_of
+        self.line_score = line_score
         self.blocks: list[_Block] = []
         self.per_file: dict[str, int] = {}
         self.used = 0
@@ -252,18 +276,11 @@ class _Pack:
             if b.path == ch.path and ch.start <= b.end + 1 and b.start <= ch.end + 1:
                 if b.start <= ch.start and ch.end <= b.end:
                     return "duplicate"
-                new_text = _merge_text(b.start, b.text, ch.start, ch.text)
-                extra = count(new_text) - count(b.text)
-                if self.used + extra > self.budget:
-                    return "budget"
-                b.start, b.end = min(b.start, ch.start), max(b.end, ch.end)
-                b.symbol, b.text = b.symbol or ch.symbol, new_text
-                self.used += extra
-                return None
+                return self._merge(b, ch.start, ch.end, ch.symbol, ch.text)
         if quota is not None and self.per_file.get(ch.path, 0) >= quota:
             return "per-file-quota"
         block = _Block(rank, ch.path, ch.start, ch.end, ch.symbol, ch.text)
-        cost = count(_header(*block.head)) + count(ch.text)
+        cost = count(block.header) + count(ch.text)
         max_lines = int(PARENT_SHARE * self.budget / MIN_TOKENS_PER_LINE)
         scope = self.parent_of(ch, max_lines) if self.parent_of else None
         if scope is not None:
@@ -274,14 +291,114 @@ class _Pack:
                 cost = scope_cost
         if self.used + cost > self.budget:
             return "budget"
-        self.blocks.append(block)
-        self.per_file[ch.path] = self.per_file.get(ch.path, 0) + 1
-        self.used += cost
+        self._take(block, cost)
         return None
 
+    def cut(self, rank: int, c: Candidate) -> str | None:
+        """Take the best lines of ``c`` (:func:`window`) that fit the budget left, at most
+        ``PARENT_SHARE`` of the budget (a view of the block, leaving room for the rest), when
+        at least ``WINDOW_MIN_TOKENS`` are left; merged into a block of its file they overlap.
+        Why not, when nothing was taken."""
+        ch = c.stored.chunk
+        room = min(self.budget - self.used, int(PARENT_SHARE * self.budget))
+        if self.line_score is None or room < WINDOW_MIN_TOKENS:
+            return "budget"
+        got = window(ch, room, self.count_tokens, self.line_score)
+        if got is None:
+            return "budget"
+        start, end, text, cost = got
+        for b in self.blocks:
+            if b.path == ch.path and start <= b.end + 1 and b.start <= end + 1:
+                if b.start <= start and end <= b.end:
+                    return "duplicate"
+                return self._merge(b, start, end, ch.symbol, text)
+        whole = (ch.start, ch.end)
+        self._take(_Block(rank, ch.path, start, end, ch.symbol, text, whole), cost)
+        return None
 
-def _header(path: str, start: int, end: int, symbol: str) -> str:
-    return f"# {path}:{start}-{end}" + (f"  {symbol}" if symbol else "")
+    def _merge(self, b: _Block, start: int, end: int, symbol: str, text: str) -> str | None:
+        new_text = _merge_text(b.start, b.text, start, text)
+        extra = self.count_tokens(new_text) - self.count_tokens(b.text)
+        if self.used + extra > self.budget:
+            return "budget"
+        b.start, b.end = min(b.start, start), max(b.end, end)
+        b.symbol, b.text = b.symbol or symbol, new_text
+        self.used += extra
+        return None
+
+    def _take(self, block: _Block, cost: int) -> None:
+        self.blocks.append(block)
+        self.per_file[block.path] = self.per_file.get(block.path, 0) + 1
+        self.used += cost
+
+
+WINDOW_MIN_TOKENS = 100  # a cut block of fewer tokens says too little to take the place
+
+
+def line_scorer(
+    terms: list[str], identifiers: list[str], fragments: list[str]
+) -> Callable[[str], float]:
+    """How much of the question a line holds: each distinct BM25 term it has (the question's
+    identifiers whole count three), and five for a literal fragment of a pasted message."""
+    weights = {t: 1.0 for t in terms}
+    for ident in identifiers:
+        weights[ident.lower()] = 3.0
+    frags = [f.lower() for f in fragments if len(f) >= 8]
+
+    def score(line: str) -> float:
+        got = sum(weights.get(t, 0.0) for t in set(code_terms(line)))
+        low = line.lower()
+        return got + 5.0 * sum(1 for f in frags if f in low)
+
+    return score
+
+
+def window(
+    ch: Chunk, room: int, count_tokens: Callable[[str], int], line_score: Callable[[str], float]
+) -> tuple[int, int, str, int] | None:
+    """The lines of ``ch`` around its best-scoring line (the first of the best; the first line
+    when none scores) that fit in ``room`` tokens with their header: (start, end, text,
+    tokens), or None when not even that line fits. Lines are added above and below in turn,
+    so the cut shows what leads to the line and what follows it."""
+    lines = ch.text.split("\n")
+    scores = [line_score(line) for line in lines]
+    best = max(range(len(lines)), key=lambda i: (scores[i], -i))
+    cost = [count_tokens(line) + 1 for line in lines]  # + the newline
+    whole = (ch.start, ch.end)
+    header = count_tokens(_header(ch.path, ch.start, ch.end, ch.symbol, whole))
+    lo = hi = best
+    used = header + cost[best]
+    if used > room:
+        return None
+    up = True
+    while lo > 0 or hi < len(lines) - 1:
+        grow_up = (up and lo > 0) or hi == len(lines) - 1
+        nxt = lo - 1 if grow_up else hi + 1
+        if used + cost[nxt] > room:
+            break
+        used += cost[nxt]
+        lo, hi = (nxt, hi) if grow_up else (lo, nxt)
+        up = not up
+    while True:  # the sum of lines' counts is an estimate: the block's own count decides
+        text = "\n".join(lines[lo : hi + 1])
+        start, end = ch.start + lo, ch.start + hi
+        tokens = count_tokens(_header(ch.path, start, end, ch.symbol, whole))
+        tokens += count_tokens(text)
+        if tokens <= room or lo == hi:
+            return (start, end, text, tokens) if tokens <= room else None
+        if best - lo > hi - best:
+            lo += 1
+        else:
+            hi -= 1
+
+
+def _header(
+    path: str, start: int, end: int, symbol: str, cut_from: tuple[int, int] | None = None
+) -> str:
+    """``# path:start-end  symbol``, and for a cut the lines it was cut from: a reader knows
+    the block goes on beyond what the pack shows."""
+    out = f"# {path}:{start}-{end}" + (f"  {symbol}" if symbol else "")
+    return out + (f"  (cut from {cut_from[0]}-{cut_from[1]})" if cut_from else "")
 
 
 def _merge_text(s1: int, t1: str, s2: int, t2: str) -> str:

@@ -281,6 +281,7 @@ def answer(
             cfg.context.per_file_blocks,
             judged,
             parent_of=lambda chunk, max_lines: parent_scope(index.reader, chunk, max_lines),
+            line_score=assemble.line_scorer(qa.terms, qa.identifiers, qa.fragments),
         )
         if budget > 0
         else ContextPack("", 0, 0)
