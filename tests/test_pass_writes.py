@@ -132,3 +132,47 @@ def test_a_new_file_has_no_stored_chunks_to_read(
         after = {sc.chunk.symbol: sc.id for sc in eng.parts.store.chunks_of("pkg/mod_5.py")}
         assert all(after[s] == i for s, i in ids.items())  # unchanged chunks kept their rows
         assert "added" in after and after["added"] not in ids.values()
+
+
+def test_a_question_between_the_store_commit_and_the_bm25_commit_waits_for_both(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pass commits the store, then BM25. A question asked in between saw the new store and
+    the old BM25: the old chunks' hits were dropped (the store no longer holds them) and the
+    new ones not found, so the changed file vanished from the answer. It now waits until both
+    hold the change (or asks before either does)."""
+    ws = tmp_path / "ws"
+    _workspace(ws)
+    in_window, release = threading.Event(), threading.Event()
+    real_commit = LexicalIndex.commit
+
+    def slow_commit(self: LexicalIndex) -> None:
+        if not in_window.is_set():
+            in_window.set()
+            assert release.wait(10)
+        real_commit(self)
+
+    with Engine(ws, tmp_path / "idx", config=_cfg()) as eng:
+        eng.index()
+        path = ws / "pkg" / "mod_7.py"
+        path.write_text(path.read_text() + "\ndef recompute_loyalty_points(cart):\n    return 0\n")
+        monkeypatch.setattr(LexicalIndex, "commit", slow_commit)
+        passing = threading.Thread(target=lambda: eng.index(paths=["pkg/mod_7.py"]))
+        passing.start()
+        answers: list[Any] = []
+        asking = threading.Thread(
+            target=lambda: answers.append(
+                eng.find(FindRequest("recompute_loyalty_points", limit=3), refresh=False)
+            )
+        )
+        try:
+            assert in_window.wait(10)  # the store holds the new chunk; BM25 does not yet
+            asking.start()
+            asking.join(0.5)
+            assert asking.is_alive()  # waiting for the pass's BM25 commit, not answering
+        finally:
+            release.set()
+            passing.join(10)
+        asking.join(10)
+        top = answers[0].results[0]
+        assert (top.path, top.symbol) == ("pkg/mod_7.py", "recompute_loyalty_points")

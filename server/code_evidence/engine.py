@@ -47,6 +47,7 @@ from .index import snapshot
 from .index.editor import EditorState
 from .index.folder import IndexFolder, IndexWriteError
 from .index.indexer import Indexer, Progress
+from .index.lexical import LexicalView
 from .index.parts import IndexParts, PartsUnavailable
 from .index.plan import vector_target
 from .index.status import Holder, read_status
@@ -354,8 +355,8 @@ class Engine:
             notes.extend(more)
             changed = report.files_changed + report.files_removed if report else 0
             timings["refresh"] = StageTiming(changed, (time.perf_counter() - t0) * 1000)
-        with self.snapshot():
-            result = self._answer(req, open_file, timings, notes, control)
+        with self.parts.consistent() as lexical:
+            result = self._answer(req, open_file, timings, notes, control, lexical)
         # Callers may edit what they get (drop results, add notes); the cache keeps its own.
         return drop_deleted(
             dataclasses.replace(result, results=list(result.results), notes=list(notes)),
@@ -369,13 +370,15 @@ class Engine:
         timings: dict[str, StageTiming],
         notes: list[str],
         control: RequestControl | None,
+        lexical: LexicalView,
     ) -> FindResult:
-        """From the answer cache, else from the pipeline (inside the caller's snapshot)."""
+        """From the answer cache, else from the pipeline (inside the caller's snapshot, BM25
+        read through ``lexical``, the view that goes with it)."""
         cfg = self.config
         key = answer_key(self.reader, len(self.parts.vectors), req, open_file, cfg)
 
         def compute() -> FindResult:
-            index = self._search_index(cfg)
+            index = self._search_index(cfg, lexical)
             result = pipeline.answer(req, open_file, cfg, index, timings, notes, control)
             if not self.read_only:
                 self.requests.record(result, open_file, req.line)
@@ -387,12 +390,12 @@ class Engine:
 
         return self._answers.answer(key, compute, keep, timings, notes)
 
-    def _search_index(self, cfg: Config) -> SearchIndex:
+    def _search_index(self, cfg: Config, lexical: LexicalView) -> SearchIndex:
         vectors_on = cfg.stages.vectors
         return SearchIndex(
             workspace=str(self.workspace),
             reader=self.reader,
-            lexical=self.parts.lexical,
+            lexical=lexical,
             vectors=self.parts.vectors if vectors_on else None,
             embedder=self.embedder,
             cache=self.cache if vectors_on else None,

@@ -157,6 +157,7 @@ class Indexer:
         out = PassWriter(
             parts, model_id, scan.git.commit, stamp, keep_added=cfg.stages.vectors, known=known
         )
+        published = False  # holding parts.publishing (see IndexParts.consistent)
         try:
             with store.transaction():
                 store.set_meta({"derived_dirty": "1"})
@@ -193,15 +194,25 @@ class Indexer:
                     "chunking": key,
                 }
                 store.set_meta(meta)
+                # From the store's commit (the block's end) until BM25 holds the same change,
+                # no request opens its snapshot: it would see one without the other.
+                parts.publishing.acquire()
+                published = True
         except BaseException:
+            if published:
+                parts.publishing.release()
             parts.lexical.rollback()  # the documents added for a store that was rolled back
             raise
         removed_ids, added = out.removed_ids, out.added
+        try:
+            if removed_ids or out.added_count:
+                if progress:
+                    progress("lexical", 0, 1)
+                parts.lexical.delete(removed_ids)
+                parts.lexical.commit()
+        finally:
+            parts.publishing.release()
         if removed_ids or out.added_count:
-            if progress:
-                progress("lexical", 0, 1)
-            parts.lexical.delete(removed_ids)
-            parts.lexical.commit()
             # A save rewrites the whole vector file: only when a vector actually went.
             gone = [i for i in removed_ids if i in parts.vectors]
             if gone:

@@ -64,6 +64,9 @@ class LexicalIndex:
         self.read_only = read_only
         self.rebuilt = False
         self._lock = threading.RLock()
+        # Parsing a query and stemming a term: quick, and never behind a commit (``_lock`` is
+        # held through a commit's merges, which requests reading a pinned view need not wait).
+        self._parse_lock = threading.Lock()
         self._writer: tantivy.IndexWriter | None = None
         self._copy: Path | None = None
         try:
@@ -161,20 +164,49 @@ class LexicalIndex:
             self._writer = None
 
     @locked
-    def __len__(self) -> int:
-        return int(self.index.searcher().num_docs)
+    def view(self) -> LexicalView:
+        """The index as its last commit left it, for as long as the view is kept (a pinned
+        searcher: later commits do not show through it)."""
+        return LexicalView(self, self.index.searcher())
 
-    @locked
+    def __len__(self) -> int:
+        return len(self.view())
+
+    def doc_freq(self, term: str) -> int:
+        return self.view().doc_freq(term)
+
+    def search(
+        self,
+        terms: Sequence[str],
+        k: int,
+        require_all: bool = False,
+    ) -> list[tuple[int, float]]:
+        return self.view().search(terms, k, require_all)
+
+
+class LexicalView:
+    """What one request reads of the lexical index: a searcher pinned when the view was made.
+    Taken together with the request's store snapshot (``IndexParts.consistent``), the two show
+    the same index pass: a BM25 hit the store does not hold yet, or a stored chunk BM25 has
+    already dropped, would make the changed file vanish from that answer."""
+
+    def __init__(self, owner: LexicalIndex, searcher: tantivy.Searcher) -> None:
+        self._owner = owner
+        self._searcher = searcher
+
+    def __len__(self) -> int:
+        return int(self._searcher.num_docs)
+
     def doc_freq(self, term: str) -> int:
         """How many chunk bodies hold ``term`` (one code term, as :func:`code_terms` makes),
         read through the index's own analyzer: the body holds stems ("blueprints" is stored
         as "blueprint"), so the raw word would be missing."""
-        tokens = self._stems.analyze(term)
+        with self._owner._parse_lock:
+            tokens = self._owner._stems.analyze(term)
         if not tokens:
             return 0
-        return int(self.index.searcher().doc_freq("body", tokens[0]))
+        return int(self._searcher.doc_freq("body", tokens[0]))
 
-    @locked
     def search(
         self,
         terms: Sequence[str],
@@ -193,13 +225,13 @@ class LexicalIndex:
             return []
         must = "+" if require_all else ""
         qtext = " ".join(f"{must}{t}^{w:g}" if w != 1.0 else must + t for t, w in weighted.items())
-        query = self.index.parse_query(
-            qtext, default_field_names=list(FIELD_BOOSTS), field_boosts=FIELD_BOOSTS
-        )
-        searcher = self.index.searcher()
-        hits = searcher.search(query, limit=k).hits
+        with self._owner._parse_lock:
+            query = self._owner.index.parse_query(
+                qtext, default_field_names=list(FIELD_BOOSTS), field_boosts=FIELD_BOOSTS
+            )
+        hits = self._searcher.search(query, limit=k).hits
         out: list[tuple[int, float]] = []
         for score, addr in hits:
-            doc = searcher.doc(addr)
+            doc = self._searcher.doc(addr)
             out.append((int(doc["id"][0]), float(score)))
         return out

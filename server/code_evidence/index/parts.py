@@ -18,7 +18,8 @@ from __future__ import annotations
 import dataclasses
 import shutil
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,7 +29,7 @@ import tantivy
 from ..filekinds import wants_vector
 from ..models.embed_cache import EmbeddingCache, embedding_key, embedding_text
 from .cjk import analysis_version
-from .lexical import LexDoc, LexicalIndex
+from .lexical import LexDoc, LexicalIndex, LexicalView
 from .store import Store, StoreCorrupt, StoredChunk, StoreOutdated, StoreUnwritable
 from .vectors import VectorIndex
 
@@ -137,6 +138,9 @@ class IndexParts:
         self.lexical = LexicalIndex(index_dir / "lexical", read_only=read_only)
         self.vectors = VectorIndex(index_dir / "vectors.usearch", dim=DIM)
         self._readers = Readers(db_path)
+        # Held by an index pass from its store commit until BM25 holds the same change, and by
+        # a request while it opens its snapshot and its BM25 view (``consistent``).
+        self.publishing = threading.Lock()
         if read_only:
             if not self.notes:  # (else the note says why it is read-only)
                 self.notes.append(
@@ -271,6 +275,19 @@ class IndexParts:
     def reader(self) -> Store:
         """This thread's read-only connection (made on first use, closed with the parts)."""
         return self._readers.get()
+
+    @contextmanager
+    def consistent(self) -> Iterator[LexicalView]:
+        """A snapshot of this thread's store connection (``Store.snapshot``, for the block)
+        and a BM25 view (``LexicalIndex.view``) that show the same index pass: opened while
+        no pass is between its store commit and its BM25 commit (``publishing``). Without it
+        an answer between the two lost the changed file: BM25 hits the store no longer holds
+        are dropped, and the store's new chunks are not in BM25 yet (12-20 ms a pass)."""
+        with ExitStack() as stack:
+            with self.publishing:
+                stack.enter_context(self.reader.snapshot())
+                view = self.lexical.view()
+            yield view
 
     def close(self) -> None:
         self._readers.close()

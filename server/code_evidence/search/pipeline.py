@@ -25,7 +25,7 @@ from ..api import (
 )
 from ..config import Config
 from ..index import churn
-from ..index.lexical import LexicalIndex
+from ..index.lexical import LexicalView
 from ..index.store import Store, StoredChunk
 from ..index.vectors import VectorIndex
 from ..models import crossencoder
@@ -60,7 +60,7 @@ class SearchIndex:
 
     workspace: str
     reader: Store
-    lexical: LexicalIndex | None
+    lexical: LexicalView | None
     vectors: VectorIndex | None
     embedder: Embedder
     cache: EmbeddingCache | None

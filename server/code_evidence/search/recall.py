@@ -16,7 +16,7 @@ import numpy as np
 
 from ..config import Config
 from ..index.cochange import Partner
-from ..index.lexical import LexicalIndex
+from ..index.lexical import LexicalView
 from ..index.store import Store, StoredChunk
 from ..index.vectors import VectorIndex
 from ..models.embed_cache import EmbeddingCache
@@ -60,7 +60,7 @@ def recall(
     editor: EditorState,
     cfg: Config,
     store: Store,
-    lexical: LexicalIndex | None,
+    lexical: LexicalView | None,
     vectors: VectorIndex | None,
     embedder: Embedder | None,
     cache: EmbeddingCache | None,
@@ -137,7 +137,7 @@ def recall(
     return res
 
 
-def _keyword(lexical: LexicalIndex, qa: QueryAnalysis, k: int) -> Ranking:
+def _keyword(lexical: LexicalView, qa: QueryAnalysis, k: int) -> Ranking:
     """BM25 over the question's terms, then the chunks that hold every literal word of a
     pasted error message, after the channel's own hits: the template that wrote the message
     is often one statement in a long function whose words the whole file shares (symfony's
