@@ -158,12 +158,11 @@ def ask(eng: Engine, case: Case, query: str, depth: Depth) -> tuple[dict[str, fl
         "results": [f"{e.path}:{e.start}-{e.end}:{e.symbol}" for e in res.results[:10]],
     }
     if res.results:
-        lexical = eng.parts.lexical
         judged["signals"] = verdict.signals(
             query_analysis.analyze(query),
             None,
             res.results[: verdict.TOP],
-            lexical.doc_freq if lexical is not None else None,
+            eng.parts.lexical.view().doc_freq,
         )
         judged["refused_by_rule"] = (res.insufficient_reason or "").startswith("no result")
     return m, judged

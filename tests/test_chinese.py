@@ -92,8 +92,8 @@ def test_lexical_index_finds_chinese_words(tmp_path: Path) -> None:
         ]
     )
     lex.commit()
-    assert [cid for cid, _ in lex.search(["超时"], 5)] == [2]
-    assert [cid for cid, _ in lex.search(["配置", "解析"], 5)] == [1]
+    assert [cid for cid, _ in lex.view().search(["超时"], 5)] == [2]
+    assert [cid for cid, _ in lex.view().search(["配置", "解析"], 5)] == [1]
 
 
 def test_an_index_of_another_analysis_rebuilds_its_lexical_part(tmp_path: Path) -> None:
@@ -109,7 +109,7 @@ def test_an_index_of_another_analysis_rebuilds_its_lexical_part(tmp_path: Path) 
     again = IndexParts(idx, False, cache=None, model_id=lambda: "m")  # type: ignore[arg-type]
     assert "lexical index was stale or damaged; rebuilt from the store" in again.notes
     assert again.store.get_meta("lexical_analysis") == cjk.analysis_version()
-    assert again.lexical.search(["轮转"], 5)
+    assert again.lexical.view().search(["轮转"], 5)
     again.close()
 
 

@@ -64,6 +64,6 @@ def test_each_document_keeps_its_own_path_terms(tmp_path: Path) -> None:
         ]
     )
     lex.commit()
-    assert sorted(cid for cid, _ in lex.search(["alpha"], 10)) == [1, 2, 4]
-    assert [cid for cid, _ in lex.search(["beta"], 10)] == [3]
-    assert sorted(cid for cid, _ in lex.search(["lib"], 10)) == [3]
+    assert sorted(cid for cid, _ in lex.view().search(["alpha"], 10)) == [1, 2, 4]
+    assert [cid for cid, _ in lex.view().search(["beta"], 10)] == [3]
+    assert sorted(cid for cid, _ in lex.view().search(["lib"], 10)) == [3]

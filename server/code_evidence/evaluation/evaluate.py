@@ -267,8 +267,7 @@ def run_case(eng: Engine, case: Case, limit: int = LIMIT, depth: Depth = "intera
     )
     if res.results:
         qa = query.analyze(case.query)
-        lexical = eng.parts.lexical
-        doc_freq = lexical.doc_freq if lexical is not None else None
+        doc_freq = eng.parts.lexical.view().doc_freq
         run.signals = verdict.signals(qa, case.open_file, res.results[: verdict.TOP], doc_freq)
         run.refused_by_rule = (res.insufficient_reason or "").startswith("no result")
     run.metrics = score_case(case, hits)

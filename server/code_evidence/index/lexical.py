@@ -172,17 +172,6 @@ class LexicalIndex:
     def __len__(self) -> int:
         return len(self.view())
 
-    def doc_freq(self, term: str) -> int:
-        return self.view().doc_freq(term)
-
-    def search(
-        self,
-        terms: Sequence[str],
-        k: int,
-        require_all: bool = False,
-    ) -> list[tuple[int, float]]:
-        return self.view().search(terms, k, require_all)
-
 
 class LexicalView:
     """What one request reads of the lexical index: a searcher pinned when the view was made.
