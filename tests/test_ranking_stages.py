@@ -595,6 +595,22 @@ def test_pieces_of_one_symbol_merge_into_one_result() -> None:
     assert merged.stored.chunk.text == "a\nb\nc\nd" and "merged" in merged.reasons
 
 
+def test_windows_of_no_symbol_merge_only_into_a_place_of_modest_size() -> None:
+    """Two 150-line windows of one object literal stay two results (their union would cite
+    290 lines for one entry); two short windows of a README still merge."""
+
+    def text(n: int) -> str:
+        return "\n".join(f"line {i}" for i in range(n))
+
+    first = cand(chunk(1, path="errors.js", symbol="", kind="module", text=text(150), start=1))
+    second = cand(chunk(2, path="errors.js", symbol="", kind="module", text=text(150), start=141))
+    assert [c.id for c in assemble.merge_pieces([second, first])] == [2, 1]
+    a = cand(chunk(3, path="README.md", symbol="", kind="window", text=text(60), start=1))
+    b = cand(chunk(4, path="README.md", symbol="", kind="window", text=text(60), start=51))
+    [merged] = assemble.merge_pieces([a, b])
+    assert (merged.stored.chunk.start, merged.stored.chunk.end) == (1, 110)
+
+
 def test_a_test_is_no_neighbour_of_an_open_source_file() -> None:
     src = chunk(1, "debug.go", "debugPrint", "func debugPrint() {}", language="go")
     test = chunk(2, "mode_test.go", "TestMode", "func TestMode() {}", language="go", is_test=True)

@@ -61,10 +61,18 @@ def members_first(ranked: list[Candidate], named: set[str], head: int = 10) -> l
     return out
 
 
+# Windows of code no definition names (a module's top level, one long object literal) merge
+# into one result only up to this many lines: beyond, the union is a citation of nothing in
+# particular (fastify's ``lib/errors.js:5-434`` for one error code at line 180).
+MAX_ANONYMOUS_MERGE_LINES = 150
+
+
 def merge_pieces(cands: list[Candidate]) -> list[Candidate]:
     """Pieces of one symbol (a long function split in two, overlapping windows of one file)
     that both made the list become one result, at the better piece's rank: the caller wants
-    the function, not two halves of it competing for slots."""
+    the function, not two halves of it competing for slots. Pieces of no symbol merge only
+    while the result stays within ``MAX_ANONYMOUS_MERGE_LINES`` (the same metrics on the dev
+    set, tighter places: docs/quality.md, "The context pack")."""
     out: list[Candidate] = []
     groups: dict[tuple[str, str, str], list[Candidate]] = {}
     for c in cands:
@@ -74,7 +82,13 @@ def merge_pieces(cands: list[Candidate]) -> list[Candidate]:
             (
                 o
                 for o in group
-                if ch.start <= o.stored.chunk.end + 1 and o.stored.chunk.start <= ch.end + 1
+                if ch.start <= o.stored.chunk.end + 1
+                and o.stored.chunk.start <= ch.end + 1
+                and (
+                    ch.symbol
+                    or max(ch.end, o.stored.chunk.end) - min(ch.start, o.stored.chunk.start)
+                    < MAX_ANONYMOUS_MERGE_LINES
+                )
             ),
             None,
         )
