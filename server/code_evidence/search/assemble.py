@@ -82,8 +82,7 @@ def merge_pieces(cands: list[Candidate]) -> list[Candidate]:
             (
                 o
                 for o in group
-                if ch.start <= o.stored.chunk.end + 1
-                and o.stored.chunk.start <= ch.end + 1
+                if _touch(ch.start, ch.end, o.stored.chunk.start, o.stored.chunk.end)
                 and (
                     ch.symbol
                     or max(ch.end, o.stored.chunk.end) - min(ch.start, o.stored.chunk.start)
@@ -286,11 +285,9 @@ class _Pack:
         ``quota``: how many blocks of one file may be taken (None: no limit)."""
         ch = c.stored.chunk
         count = self.count_tokens
-        for b in self.blocks:
-            if b.path == ch.path and ch.start <= b.end + 1 and b.start <= ch.end + 1:
-                if b.start <= ch.start and ch.end <= b.end:
-                    return "duplicate"
-                return self._merge(b, ch.start, ch.end, ch.symbol, ch.text)
+        joined, reason = self._join(ch.path, ch.start, ch.end, ch.symbol, ch.text)
+        if joined:
+            return reason
         if quota is not None and self.per_file.get(ch.path, 0) >= quota:
             return "per-file-quota"
         block = _Block(rank, ch.path, ch.start, ch.end, ch.symbol, ch.text)
@@ -321,14 +318,24 @@ class _Pack:
         if got is None:
             return "budget"
         start, end, text, cost = got
-        for b in self.blocks:
-            if b.path == ch.path and start <= b.end + 1 and b.start <= end + 1:
-                if b.start <= start and end <= b.end:
-                    return "duplicate"
-                return self._merge(b, start, end, ch.symbol, text)
+        joined, reason = self._join(ch.path, start, end, ch.symbol, text)
+        if joined:
+            return reason
         whole = (ch.start, ch.end)
         self._take(_Block(rank, ch.path, start, end, ch.symbol, text, whole), cost)
         return None
+
+    def _join(
+        self, path: str, start: int, end: int, symbol: str, text: str
+    ) -> tuple[bool, str | None]:
+        """Lines of ``path`` into the block of it they overlap or touch: whether there is
+        one, and why they were not taken (inside it already, or over the budget)."""
+        for b in self.blocks:
+            if b.path == path and _touch(start, end, b.start, b.end):
+                if b.start <= start and end <= b.end:
+                    return True, "duplicate"
+                return True, self._merge(b, start, end, symbol, text)
+        return False, None
 
     def _merge(self, b: _Block, start: int, end: int, symbol: str, text: str) -> str | None:
         new_text = _merge_text(b.start, b.text, start, text)
@@ -413,6 +420,11 @@ def _header(
     the block goes on beyond what the pack shows."""
     out = f"# {path}:{start}-{end}" + (f"  {symbol}" if symbol else "")
     return out + (f"  (cut from {cut_from[0]}-{cut_from[1]})" if cut_from else "")
+
+
+def _touch(s1: int, e1: int, s2: int, e2: int) -> bool:
+    """Two line ranges overlap or meet (one ends on the line before the other starts)."""
+    return s1 <= e2 + 1 and s2 <= e1 + 1
 
 
 def _merge_text(s1: int, t1: str, s2: int, t2: str) -> str:
