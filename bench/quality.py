@@ -165,10 +165,11 @@ def dataset_language(cases: list[Case]) -> str:
 
 
 def results_jsonl(runs: list[CaseRun]) -> str:
-    """The shared results format: one ``{"id", "results": [{path, start, end}]}`` per line."""
+    """The shared results format: one ``{"id", "results": [{path, start, end}]}`` per line,
+    each result with the ``line`` it opens at too (score.py reads only the others)."""
     lines = []
     for r in runs:
-        res = [{"path": h.path, "start": h.start, "end": h.end} for h in r.hits]
+        res = [{"path": h.path, "start": h.start, "end": h.end, "line": h.line} for h in r.hits]
         lines.append(json.dumps({"id": r.case.id, "results": res}))
     return "\n".join(lines) + "\n"
 

@@ -83,7 +83,8 @@ local function run()
     if r.result then
       out.find = {}
       for _, e in ipairs(r.result.results) do
-        table.insert(out.find, { path = e.path, symbol = e.symbol, uri = e.uri })
+        table.insert(out.find, { path = e.path, symbol = e.symbol, uri = e.uri,
+          start = e.start, line = e.line, ["end"] = e["end"] })
       end
       out.index_state = r.result.indexState
     end
@@ -144,6 +145,12 @@ local function run()
   vim.cmd('normal ' .. vim.api.nvim_replace_termcodes('<leader>cl', true, false, true))
   vim.wait(10000, function() return qf_title() == 'Code Evidence: related' end, 50)
   out.lens_quickfix = qf_names()
+  out.lens_lines = {}
+  for _, item in ipairs(vim.fn.getqflist()) do
+    local name = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(item.bufnr), ':t')
+    out.lens_lines[name] = out.lens_lines[name] or {}
+    table.insert(out.lens_lines[name], item.lnum)
+  end
 end
 
 local ok, err = pcall(run)
@@ -225,3 +232,6 @@ def test_neovim_drives_the_server(project: Path, tmp_path: Path) -> None:
     assert out["quickfix_again"] and out["quickfix_again"][0] == "storage.py"
     assert re.fullmatch(r"\d+ callers? · related", out.get("lens_title") or ""), out
     assert "cart.py" in out["lens_quickfix"], out
+    # The caller is listed at its call (Cart.total's line 20), not at its first line (18).
+    assert 20 in out["lens_lines"]["cart.py"] and 18 not in out["lens_lines"]["cart.py"], out
+    assert top["start"] <= top["line"] <= top["end"]

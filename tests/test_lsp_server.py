@@ -205,8 +205,10 @@ async def test_code_lens_then_resolve(client: Client, project: Path) -> None:
     doc_uri, position, locations = cmd.arguments  # type: ignore[misc]
     assert doc_uri == uri and position == {"line": 3, "character": 0}
     cart_uri = (project / "src/shop/cart.py").resolve().as_uri()
-    assert any(loc["uri"] == cart_uri for loc in locations)
     assert all(set(loc) == {"uri", "range"} for loc in locations)
+    # The caller is listed where it calls: Cart.total's line 20, not its first line.
+    in_cart = [loc["range"]["start"]["line"] for loc in locations if loc["uri"] == cart_uri]
+    assert 19 in in_cart and 17 not in in_cart, in_cart
 
     echoed = await command(client, "codeEvidence.showRelated", doc_uri, position, locations)
     assert echoed == locations

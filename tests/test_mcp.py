@@ -120,6 +120,11 @@ async def test_find_explain_related_and_status(project: Path, tmp_path: Path) ->
         assert {"discount_for", "tax_rate"} <= callees
         assert [t["symbol"] for t in related.data["tests"]] == ["test_total_with_voucher"]
         assert related.data["callers"][0]["path"] == "tests/test_cart.py"
+        # A caller opens where it calls, a definition at its first line.
+        caller = related.data["callers"][0]
+        test_lines = (project / caller["path"]).read_text().splitlines()
+        assert caller["start"] < caller["line"] and ".total()" in test_lines[caller["line"] - 1]
+        assert related.data["definitions"][0]["line"] == related.data["definitions"][0]["start"]
         assert related.data["definitions"][0]["first_line"] == "def total(self) -> float:"
         assert "calls:" in related.text and "src/shop/pricing.py:13-14 tax_rate" in related.text
 

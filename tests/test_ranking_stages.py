@@ -18,6 +18,7 @@ from code_evidence.search import (
     declarations,
     explain,
     features,
+    focus,
     fuse,
     parts,
     rerank,
@@ -486,8 +487,9 @@ def test_a_block_too_large_for_the_budget_goes_in_as_its_best_lines() -> None:
     def tokens(text: str) -> int:
         return len(text.split())
 
-    score = assemble.line_scorer(["err_120", "err", "120"], ["ERR_120"], ["message number 120"])
-    pack = assemble.assemble_context([big, small], 400, tokens, 2, ok, line_score=score)
+    score = focus.LineScorer(["err_120", "err", "120"], ["ERR_120"], ["message number 120"])
+    opens_at = focus.Focus({}, score)
+    pack = assemble.assemble_context([big, small], 400, tokens, 2, ok, focus=opens_at)
     head, *rest = pack.text.split("\n")
     assert head.startswith("# errors.js:") and head.endswith("  (cut from 5-304)")
     lines = head.split()[1].split(":")[1]
@@ -499,7 +501,7 @@ def test_a_block_too_large_for_the_budget_goes_in_as_its_best_lines() -> None:
     # Without a scorer (or without room for a useful cut) the block stays out, as before.
     plain = assemble.assemble_context([big, small], 400, tokens, 2, ok)
     assert plain.text.startswith("# app.js:1-2") and [d.reason for d in plain.dropped] == ["budget"]
-    assert assemble.window(big.stored.chunk, 3, tokens, score) is None
+    assert assemble.window(big.stored.chunk, 3, tokens, 125) is None
 
 
 def test_diversify_moves_a_files_extra_chunks_behind_the_rest() -> None:

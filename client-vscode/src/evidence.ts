@@ -14,20 +14,38 @@ import type { Evidence, FindResult, ShowRelatedArgs } from './protocol';
 
 export interface EvidenceLocation {
   uri: string;
+  /** The whole result: what the editor highlights. */
   range: Range;
+  /** The line it opens at (inside `range`): where the cursor goes and what is revealed. */
+  selection: Range;
 }
 
-/** The result's own LSP `uri`/`range` when the server sent them; otherwise built from the
- * 1-based inclusive lines and the workspace path (older servers, or the CLI's JSON). */
+/** The result's own LSP `uri`/`range`/`selectionRange` when the server sent them; otherwise
+ * built from the 1-based inclusive lines (`line` where it opens) and the workspace path (older
+ * servers, or the CLI's JSON). A server without `line` opens at the result's first line. */
 export function evidenceLocation(e: Evidence, workspace: string): EvidenceLocation {
-  if (e.uri && isRange(e.range)) return { uri: e.uri, range: e.range };
-  const start = Math.max(0, (e.start || 1) - 1);
-  const end = Math.max(start + 1, e.end || e.start || 1);
+  const range = isRange(e.range) ? e.range : lineRange(e.start || 1, e.end || e.start || 1);
+  const selection = isRange(e.selectionRange)
+    ? e.selectionRange
+    : lineRange(openLine(e, range), openLine(e, range));
+  if (e.uri) return { uri: e.uri, range, selection };
   const file = path.isAbsolute(e.path) ? e.path : path.join(workspace, e.path);
-  return {
-    uri: e.uri ?? pathToFileURL(file).toString(),
-    range: { start: { line: start, character: 0 }, end: { line: end, character: 0 } },
-  };
+  return { uri: pathToFileURL(file).toString(), range, selection };
+}
+
+/** 1-based inclusive lines as an LSP range over them whole (0-based, end exclusive). */
+function lineRange(first: number, last: number): Range {
+  const start = Math.max(0, first - 1);
+  const end = Math.max(start + 1, last);
+  return { start: { line: start, character: 0 }, end: { line: end, character: 0 } };
+}
+
+/** The 1-based line a result opens at: its `line` when that lies in the range, else the
+ * range's first line. */
+function openLine(e: Evidence, range: Range): number {
+  const first = range.start.line + 1;
+  const line = e.line ?? first;
+  return Number.isInteger(line) && line >= first && line <= Math.max(first, range.end.line) ? line : first;
 }
 
 const KIND_ICONS: Record<string, string> = {
@@ -113,11 +131,11 @@ export function fileLink(uri: string, position?: Position): string {
   return `${base}#L${position.line + 1},${position.character + 1}`;
 }
 
-/** A markdown link `[path:line](link)` to one result. */
+/** A markdown link `[path:line](link)` to one result, at the line it opens at. */
 export function evidenceMarkdownLink(e: Evidence, workspace: string): string {
   const loc = evidenceLocation(e, workspace);
-  const text = `${e.path}:${e.start}`.replace(/[[\]]/g, '\\$&');
-  return `[${text}](${fileLink(loc.uri, loc.range.start)})`;
+  const text = `${e.path}:${loc.selection.start.line + 1}`.replace(/[[\]]/g, '\\$&');
+  return `[${text}](${fileLink(loc.uri, loc.selection.start)})`;
 }
 
 function isPosition(v: unknown): v is Position {

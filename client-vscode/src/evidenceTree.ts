@@ -88,7 +88,7 @@ export class EvidenceTree implements vscode.TreeDataProvider<EvidenceNode>, vsco
     item.contextValue = v.contextValue;
     if (v.icon) item.iconPath = new vscode.ThemeIcon(v.icon);
     if (v.location) {
-      const { start, end } = v.location.range;
+      const { start, end } = v.location.selection;
       item.command = {
         command: 'vscode.open',
         title: 'Open',

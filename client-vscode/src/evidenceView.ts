@@ -272,7 +272,7 @@ export function present(node: EvidenceNode): NodeView {
         id: `chunk:${node.answerId}:${node.location.uri}:${e.start}-${e.end}:${e.symbol}`,
         label: e.symbol || lines(e),
         description: `${lines(e)} · ${formatScore(e.score)}${e.reasons.length ? ` · ${e.reasons.join(', ')}` : ''}`,
-        tooltip: `${e.path}:${e.start}-${e.end}\nscore ${formatScore(e.score)}\nwhy: ${e.reasons.join(', ') || e.kind}`,
+        tooltip: `${e.path}:${e.start}-${e.end}${opensAt(e)}\nscore ${formatScore(e.score)}\nwhy: ${e.reasons.join(', ') || e.kind}`,
         icon: kindIcon(e.kind),
         collapsible: 'none',
         contextValue: CONTEXT_CHUNK,
@@ -280,6 +280,11 @@ export function present(node: EvidenceNode): NodeView {
       };
     }
   }
+}
+
+/** ", opens at line N" when a result opens past its first line (`Evidence.line`). */
+function opensAt(e: Evidence): string {
+  return e.line !== undefined && e.line !== e.start ? `, opens at line ${e.line}` : '';
 }
 
 /** The explain lines of `codeEvidence/explain` as a markdown document. */

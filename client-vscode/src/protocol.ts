@@ -43,7 +43,9 @@ export interface FindParams {
 }
 
 /** One ranked piece of evidence. `start`/`end` are 1-based inclusive lines (the CLI's shape);
- * `uri`/`range` are the same place in LSP terms (0-based, end exclusive). */
+ * `uri`/`range` are the same place in LSP terms (0-based, end exclusive). `line` is where it
+ * opens (the line holding the question, a trace frame's line); `selectionRange` is that line
+ * in LSP terms. */
 export interface Evidence {
   path: string;
   start: number;
@@ -55,8 +57,10 @@ export interface Evidence {
   reasons: string[];
   text: string;
   scores?: Record<string, number>;
+  line?: number;
   uri?: string;
   range?: Range;
+  selectionRange?: Range;
   /** The workspace folder (URI) the result is from. */
   workspaceFolder?: string;
 }

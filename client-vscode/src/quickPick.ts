@@ -19,8 +19,8 @@ interface Row extends vscode.QuickPickItem {
   item?: EvidenceItem;
 }
 
-export function toRange(loc: EvidenceLocation): vscode.Range {
-  const { start, end } = loc.range;
+export function toRange(loc: EvidenceLocation, which: 'range' | 'selection' = 'range'): vscode.Range {
+  const { start, end } = loc[which];
   return new vscode.Range(start.line, start.character, end.line, end.character);
 }
 
@@ -29,14 +29,16 @@ const highlight = vscode.window.createTextEditorDecorationType({
   backgroundColor: new vscode.ThemeColor('editor.rangeHighlightBackground'),
 });
 
+/** Opens the result with the cursor on the line it opens at, that line centred when it is
+ * out of view (the result's whole range is highlighted by the caller). */
 async function reveal(loc: EvidenceLocation, preview: boolean): Promise<vscode.TextEditor> {
-  const range = toRange(loc);
+  const line = toRange(loc, 'selection');
   const editor = await vscode.window.showTextDocument(vscode.Uri.parse(loc.uri), {
     preview,
     preserveFocus: preview,
-    selection: new vscode.Range(range.start, range.start),
+    selection: new vscode.Range(line.start, line.start),
   });
-  editor.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+  editor.revealRange(line, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
   return editor;
 }
 

@@ -179,7 +179,7 @@ function M.find(question, bufnr)
     for _, r in ipairs(answer.results) do
       table.insert(items, {
         filename = vim.uri_to_fname(r.uri),
-        lnum = r.start,
+        lnum = r.line or r.start, -- where the result holds the question (a trace's frame line)
         end_lnum = r['end'],
         text = (r.symbol ~= '' and r.symbol or r.kind) .. '  [' .. table.concat(r.reasons, ', ') .. ']',
       })

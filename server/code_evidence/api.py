@@ -139,6 +139,13 @@ class Evidence:
     text: str
     # Per-stage scores (bm25 rank, vector similarity, fused, feature boost, rerank).
     scores: dict[str, float] = field(default_factory=dict)
+    # The line to open at, start <= line <= end: where the result holds the question (a trace
+    # frame's line, the raise site in a long function: search/focus.py); 0 gives the start.
+    line: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.start <= self.line <= self.end:
+            self.line = self.start
 
 
 @dataclass(slots=True)

@@ -211,7 +211,9 @@ def render(result: FindResult, quiet: bool = False) -> str:
     if not result.results:
         lines.append("no results")
     for i, r in enumerate(result.results, 1):
-        loc = f"{p(r.path)}:{r.start}-{r.end}"
+        # ``path:line`` first, as grep prints it, so a terminal's link opens where the result
+        # holds the question; the result's lines after it.
+        loc = f"{p(r.path)}:{r.line} ({r.start}-{r.end})"
         lines.append(
             f"{i:>2}. {loc:<48} {p(r.symbol) or '-':<32} {r.score:.4f}  {p(', '.join(r.reasons))}"
         )

@@ -46,5 +46,6 @@ def finds_the_raise_site(project: Path, index: Path, query: str) -> FindResult:
     top = res.results[0]
     assert (top.path, top.symbol) == ("src/shop/pricing.py", "discount_for")
     assert "innermost-frame" in top.reasons
+    assert top.line == 6  # it opens at the innermost frame's line, not at the def
     assert not res.insufficient, res.insufficient_reason
     return res

@@ -400,6 +400,13 @@ describe(
       assert.equal(row.label, '$(symbol-function) compute_invoice_total — billing.py:6');
       assert.equal(row.location.uri, uriOf('billing.py'));
       assert.equal(row.location.range.start.line, 5);
+      // The server says where it opens: a line of the result, sent as its selectionRange too.
+      assert.ok(hit.line !== undefined && hit.line >= hit.start && hit.line <= hit.end);
+      assert.deepEqual(hit.selectionRange, {
+        start: { line: hit.line - 1, character: 0 },
+        end: { line: hit.line, character: 0 },
+      });
+      assert.deepEqual(row.location.selection, hit.selectionRange);
     });
 
     it('builds the Evidence view from the answer: question → file → chunk that opens', () => {

@@ -24,6 +24,7 @@ describe('result → QuickPick items', () => {
     assert.deepEqual(first.location, {
       uri: 'file:///work/shop/src/billing.py',
       range: { start: { line: 11, character: 0 }, end: { line: 30, character: 0 } },
+      selection: { start: { line: 11, character: 0 }, end: { line: 12, character: 0 } },
     });
     // No symbol: the span instead of an empty "— path"; no reasons: the kind.
     assert.equal(window.label, '$(file-text) README.md:1–20');
@@ -75,6 +76,25 @@ describe('locations and links', () => {
     assert.equal(loc.uri, pathToFileURL('/repo/pkg/a b.py').toString());
     assert.equal(loc.uri, 'file:///repo/pkg/a%20b.py');
     assert.deepEqual(loc.range, { start: { line: 2, character: 0 }, end: { line: 5, character: 0 } });
+  });
+
+  it('opens at the line the server says: its selectionRange, else its line, else the start', () => {
+    const line = { start: { line: 19, character: 0 }, end: { line: 20, character: 0 } };
+    const sent = evidenceLocation(evidence({ line: 20, selectionRange: line }), '/repo');
+    assert.deepEqual(sent.selection, line);
+    assert.deepEqual(sent.range.start, { line: 11, character: 0 }); // the whole result stays
+    // The CLI's JSON: 1-based lines only.
+    const cli = evidenceLocation(evidence({ uri: undefined, range: undefined, line: 20 }), '/repo');
+    assert.deepEqual(cli.selection, line);
+    // A line outside the result (or none, from an older server) opens at its first line.
+    for (const odd of [undefined, 99, 3, 1.5]) {
+      const loc = evidenceLocation(evidence({ line: odd }), '/repo');
+      assert.deepEqual(loc.selection.start, { line: 11, character: 0 });
+    }
+    assert.equal(
+      evidenceMarkdownLink(evidence({ line: 20, selectionRange: line }), '/r'),
+      '[src/billing.py:20](file:///work/shop/src/billing.py#L20,1)',
+    );
   });
 
   it('never builds an empty or inverted range from odd line numbers', () => {

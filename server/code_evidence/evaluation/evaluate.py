@@ -78,6 +78,7 @@ class Hit:
     path: str
     start: int
     end: int
+    line: int = 0  # where the result opens (``Evidence.line``); 0: not recorded
 
 
 @dataclass(slots=True)
@@ -254,7 +255,7 @@ def run_case(eng: Engine, case: Case, limit: int = LIMIT, depth: Depth = "intera
         failed.metrics = score_case(case, [])
         return failed
     ms = (time.perf_counter() - t0) * 1000
-    hits = [Hit(e.path, int(e.start), int(e.end)) for e in res.results]
+    hits = [Hit(e.path, int(e.start), int(e.end), int(e.line)) for e in res.results]
     stage_ms = {s: float(t.ms) for s, t in (res.trace or {}).items()}
     run = CaseRun(
         case,

@@ -24,7 +24,7 @@ from ..api import (
     to_json_dict,
 )
 from ..search.explain import explain
-from .uris import location, path_to_uri
+from .uris import line_range, location, path_to_uri
 
 FIND_REQUEST = "codeEvidence/find"
 EXPLAIN_REQUEST = "codeEvidence/explain"
@@ -63,7 +63,7 @@ _LSP_PARAMS = frozenset({"workDoneToken", "partialResultToken"})
 # Fields the server adds to the engine's FindResult / Evidence (schema.py) when it answers.
 ANSWER_EXTRA_FIELDS = ("indexState", "workspaceFolders")
 EXPLAIN_EXTRA_FIELDS = ("explain",)
-RESULT_EXTRA_FIELDS = ("uri", "range", "workspaceFolder")
+RESULT_EXTRA_FIELDS = ("uri", "range", "selectionRange", "workspaceFolder")
 STATUS_FIELDS = (
     "workspace",
     "state",
@@ -256,6 +256,8 @@ def find_answer(
         loc = location(root, item["path"], item["start"], item["end"])
         item["uri"] = loc["uri"]
         item["range"] = loc["range"]
+        # What a LocationLink calls targetSelectionRange: the line to select and reveal.
+        item["selectionRange"] = line_range(item["line"], item["line"])
         item["workspaceFolder"] = folder
     answer["indexState"] = index_state
     answer["workspaceFolders"] = [folder]

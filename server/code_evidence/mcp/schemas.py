@@ -92,6 +92,11 @@ _EVIDENCE: dict[str, Any] = {
         "path": {"type": "string"},
         "start": {"type": "integer"},
         "end": {"type": "integer"},
+        "line": {
+            "type": "integer",
+            "description": "The line to open at (start <= line <= end): where it holds the "
+            "question, a trace frame's line, or the call; else its first line.",
+        },
         "symbol": {"type": "string"},
         "kind": {"type": "string"},
         "language": {"type": "string"},
@@ -100,7 +105,7 @@ _EVIDENCE: dict[str, Any] = {
         "text": {"type": "string"},
         "scores": {"type": "object", "additionalProperties": {"type": "number"}},
     },
-    "required": ["path", "start", "end", "symbol", "kind", "reasons"],
+    "required": ["path", "start", "end", "line", "symbol", "kind", "reasons"],
 }
 
 _INDEX_STATE: dict[str, Any] = {
@@ -197,6 +202,11 @@ _LOCATION: dict[str, Any] = {
         "path": {"type": "string"},
         "start": {"type": "integer"},
         "end": {"type": "integer"},
+        "line": {
+            "type": "integer",
+            "description": "The line to open at (start <= line <= end): where it holds the "
+            "question, a trace frame's line, or the call; else its first line.",
+        },
         "symbol": {"type": "string"},
         "kind": {"type": "string"},
         "reasons": {"type": "array", "items": {"type": "string"}},
@@ -205,7 +215,7 @@ _LOCATION: dict[str, Any] = {
             "description": "The first non-blank line of the code there (a signature, usually).",
         },
     },
-    "required": ["path", "start", "end", "symbol", "kind", "reasons", "first_line"],
+    "required": ["path", "start", "end", "line", "symbol", "kind", "reasons", "first_line"],
 }
 
 RELATED_INPUT: dict[str, Any] = {

@@ -173,7 +173,9 @@ def find_answer(
 
 
 def _loc(ev: Evidence) -> str:
-    return f"{ev.path}:{ev.start}-{ev.end}" + (f" {ev.symbol}" if ev.symbol else "")
+    """``path:start-end symbol``, and the line it opens at when that is not its first."""
+    at = f" (line {ev.line})" if ev.line != ev.start else ""
+    return f"{ev.path}:{ev.start}-{ev.end}" + (f" {ev.symbol}" if ev.symbol else "") + at
 
 
 def find_text(result: FindResult, index: IndexState, explained: list[str] | None) -> str:
@@ -210,6 +212,7 @@ def location(ev: Evidence) -> dict[str, Any]:
         "path": ev.path,
         "start": ev.start,
         "end": ev.end,
+        "line": ev.line,
         "symbol": ev.symbol,
         "kind": ev.kind,
         "reasons": list(ev.reasons),

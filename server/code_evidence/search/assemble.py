@@ -14,7 +14,6 @@ from collections.abc import Callable
 
 from ..api import Chunk, ContextPack, Dropped
 from ..config import RankingConfig
-from ..index.terms import code_terms
 from .candidate import Candidate
 from .verdict import Verdict
 
@@ -176,7 +175,7 @@ def assemble_context(
     verdict: Verdict,
     parent_of: Callable[[Chunk, int], Scope | None] | None = None,
     max_blocks: int = 20,
-    line_score: Callable[[str], float] | None = None,
+    focus: Callable[[Chunk], int] | None = None,
 ) -> ContextPack:
     """Best first into the budget, until the scores fall off (``SCORE_GAP``): how much goes in
     follows the evidence, not a fixed count. Small chunks are what ranks; their enclosing
@@ -191,14 +190,14 @@ def assemble_context(
     their place in the ranking. When the evidence is all in one file (a 4,000-line module
     whose several parts a change touches) the pack is not left nearly empty beside it.
 
-    A block larger than the budget left goes in cut to the lines around what the question
-    matches (``line_score``: how much a line holds of it), within the budget left and at most
+    A block larger than the budget left goes in cut to the lines around the line it opens at
+    (``focus``: the line holding the question, ``focus.py``), within the budget left and at most
     ``PARENT_SHARE`` of the budget, when at least ``WINDOW_MIN_TOKENS`` are left, once every
     block that fits whole is in (a cut takes no whole block's place): the 430 lines of an
     object literal of error codes, the first result, used to be dropped whole while the pack
     held 250 tokens of lesser ones."""
     ranked = ranked[: 2 * max_blocks]
-    pack = _Pack(budget, count_tokens, parent_of, line_score)
+    pack = _Pack(budget, count_tokens, parent_of, focus)
     dropped: list[Dropped] = []
     limit = 1 if verdict.insufficient else max_blocks
     floor = ranked[0].score * SCORE_GAP if ranked else 0.0
@@ -269,12 +268,12 @@ class _Pack:
         budget: int,
         count_tokens: Callable[[str], int],
         parent_of: Callable[[Chunk, int], Scope | None] | None,
-        line_score: Callable[[str], float] | None = None,
+        focus: Callable[[Chunk], int] | None = None,
     ) -> None:
         self.budget = budget
         self.count_tokens = count_tokens
         self.parent_of = parent_of
-        self.line_score = line_score
+        self.focus = focus
         self.blocks: list[_Block] = []
         self.per_file: dict[str, int] = {}
         self.used = 0
@@ -312,9 +311,9 @@ class _Pack:
         Why not, when nothing was taken."""
         ch = c.stored.chunk
         room = min(self.budget - self.used, int(PARENT_SHARE * self.budget))
-        if self.line_score is None or room < WINDOW_MIN_TOKENS:
+        if self.focus is None or room < WINDOW_MIN_TOKENS:
             return "budget"
-        got = window(ch, room, self.count_tokens, self.line_score)
+        got = window(ch, room, self.count_tokens, self.focus(ch))
         if got is None:
             return "budget"
         start, end, text, cost = got
@@ -356,34 +355,15 @@ class _Pack:
 WINDOW_MIN_TOKENS = 100  # a cut block of fewer tokens says too little to take the place
 
 
-def line_scorer(
-    terms: list[str], identifiers: list[str], fragments: list[str]
-) -> Callable[[str], float]:
-    """How much of the question a line holds: each distinct BM25 term it has (the question's
-    identifiers whole count three), and five for a literal fragment of a pasted message."""
-    weights = {t: 1.0 for t in terms}
-    for ident in identifiers:
-        weights[ident.lower()] = 3.0
-    frags = [f.lower() for f in fragments if len(f) >= 8]
-
-    def score(line: str) -> float:
-        got = sum(weights.get(t, 0.0) for t in set(code_terms(line)))
-        low = line.lower()
-        return got + 5.0 * sum(1 for f in frags if f in low)
-
-    return score
-
-
 def window(
-    ch: Chunk, room: int, count_tokens: Callable[[str], int], line_score: Callable[[str], float]
+    ch: Chunk, room: int, count_tokens: Callable[[str], int], focus: int
 ) -> tuple[int, int, str, int] | None:
-    """The lines of ``ch`` around its best-scoring line (the first of the best; the first line
-    when none scores) that fit in ``room`` tokens with their header: (start, end, text,
-    tokens), or None when not even that line fits. Lines are added above and below in turn,
-    so the cut shows what leads to the line and what follows it."""
+    """The lines of ``ch`` around line ``focus`` (1-based, in the file) that fit in ``room``
+    tokens with their header: (start, end, text, tokens), or None when not even that line
+    fits. Lines are added above and below in turn, so the cut shows what leads to the line and
+    what follows it."""
     lines = ch.text.split("\n")
-    scores = [line_score(line) for line in lines]
-    best = max(range(len(lines)), key=lambda i: (scores[i], -i))
+    best = min(max(focus - ch.start, 0), len(lines) - 1)
     cost = [count_tokens(line) + 1 for line in lines]  # + the newline
     whole = (ch.start, ch.end)
     header = count_tokens(_header(ch.path, ch.start, ch.end, ch.symbol, whole))

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from ..api import Evidence, FindRequest, FindResult, Related
 from ..index.store import Store, symbol_name
 from . import calls
+from .focus import call_line
 from .pipeline import stored_evidence
 
 # What hover and code lenses show for a name: one set of limits for both.
@@ -64,7 +65,7 @@ class Lookups:
         chunks = reader.get_chunks(ids)
         live = [sc for sc in chunks.values() if self._exists(sc.chunk.path)]
         live.sort(key=lambda sc: (sc.chunk.is_test, sc.chunk.path))
-        return [stored_evidence(sc, ["caller"]) for sc in live[:limit]]
+        return [stored_evidence(sc, ["caller"], call_line(sc.chunk, name)) for sc in live[:limit]]
 
     def caller_counts(self, names: list[str]) -> dict[str, int]:
         return self._reader().caller_counts(names)
@@ -130,7 +131,7 @@ class Lookups:
         out: dict[int, Evidence] = {}
         for cid, sc in reader.get_chunks(reader.callers_of(name, limit=200)).items():
             if sc.chunk.is_test and self._exists(sc.chunk.path):
-                out[cid] = stored_evidence(sc, ["test", "calls-it"])
+                out[cid] = stored_evidence(sc, ["test", "calls-it"], call_line(sc.chunk, name))
         defined = {sc.name for sc in reader.chunks_of(rel) if sc.name}
         for path in reader.importers_of(rel):
             if len(out) >= RELATED_TESTS or not self._exists(path):

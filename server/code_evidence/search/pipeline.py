@@ -38,6 +38,7 @@ from . import (
     crosslingual,
     declarations,
     features,
+    focus,
     fuse,
     multilingual,
     parts,
@@ -271,6 +272,7 @@ def answer(
             c.stored,
             chunk=dataclasses.replace(c.stored.chunk, text=shown_text(c.stored.chunk), secrets=()),
         )
+    opens_at = focus.Focus(rec.lines, focus.LineScorer(qa.terms, qa.identifiers, qa.fragments))
     budget = req.budget_tokens if req.budget_tokens is not None else cfg.context.budget_tokens
     # Budget 0: results only. Hover and lenses show locations and never read the pack.
     context = (
@@ -281,12 +283,12 @@ def answer(
             cfg.context.per_file_blocks,
             judged,
             parent_of=lambda chunk, max_lines: parent_scope(index.reader, chunk, max_lines),
-            line_score=assemble.line_scorer(qa.terms, qa.identifiers, qa.fragments),
+            focus=opens_at,
         )
         if budget > 0
         else ContextPack("", 0, 0)
     )
-    results = [evidence(c) for c in ranked[: req.limit]]
+    results = [evidence(c, opens_at(c.stored.chunk)) for c in ranked[: req.limit]]
     timings["assemble"] = StageTiming(len(results), _ms(t0))
     return FindResult(
         query=req.query,
@@ -306,8 +308,9 @@ def answer(
     )
 
 
-def stored_evidence(sc: StoredChunk, reasons: list[str] | None = None) -> Evidence:
-    """A stored chunk as a result without scores (lookups: outline, definitions, callers)."""
+def stored_evidence(sc: StoredChunk, reasons: list[str] | None = None, line: int = 0) -> Evidence:
+    """A stored chunk as a result without scores (lookups: outline, definitions, callers);
+    ``line``: where it opens (0: its start)."""
     ch = sc.chunk
     return Evidence(
         ch.path,
@@ -319,10 +322,12 @@ def stored_evidence(sc: StoredChunk, reasons: list[str] | None = None) -> Eviden
         0.0,
         reasons or [],
         shown_text(ch),
+        line=line,
     )
 
 
-def evidence(c: Candidate) -> Evidence:
+def evidence(c: Candidate, line: int = 0) -> Evidence:
+    """A candidate as a result; ``line``: where it opens (``focus.py``; 0: its start)."""
     ch = c.stored.chunk
     scores = {f"{name}_rank": float(rank) for name, rank in c.ranks.items()}
     if "bm25" in c.channel_scores:
@@ -354,4 +359,5 @@ def evidence(c: Candidate) -> Evidence:
         reasons=list(c.reasons),
         text=ch.text,
         scores=scores,
+        line=line,
     )

@@ -38,6 +38,9 @@ class RecallResult:
     relations: dict[int, set[str]] = field(default_factory=dict)
     # The open file's co-change partners (git history), by path.
     cochange: dict[str, Partner] = field(default_factory=dict)
+    # The lines the question points at (a trace's frames, innermost first; ``app.py:42``), by
+    # workspace path: where a result holding one opens (``focus.py``).
+    lines: dict[str, list[int]] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -93,7 +96,7 @@ def recall(
 
     if cfg.stages.structural and qa.frames:
         t0 = time.perf_counter()
-        res.channels["frames"] = _stack_frames(qa, store, res.relations)
+        res.channels["frames"] = _stack_frames(qa, store, res.relations, res.lines)
         res.ms["frames"] = (time.perf_counter() - t0) * 1000
     if cfg.stages.structural and qa.named_paths:
         t0 = time.perf_counter()
@@ -104,7 +107,7 @@ def recall(
                 named, store, cache, query_vec[0] if query_vec else None, res
             )
             # ``tree.go:120``: the chunk at a line the question points at comes first.
-            pointed = _named_lines(qa, files, store, res.relations)
+            pointed = _named_lines(qa, files, store, res.relations, res.lines)
             ordered = [(cid, 1.0) for cid in pointed] + [x for x in ordered if x[0] not in pointed]
             cap = cfg.ranking.structural_k
             res.channels["named"] = ordered[:cap] if cap > 0 else ordered
@@ -177,16 +180,22 @@ def named_files(named: list[str], lookup: Callable[[str, int], list[str]]) -> li
 
 
 def _named_lines(
-    qa: QueryAnalysis, files: list[str], store: Store, relations: dict[int, set[str]]
+    qa: QueryAnalysis,
+    files: list[str],
+    store: Store,
+    relations: dict[int, set[str]],
+    lines: dict[str, list[int]],
 ) -> list[int]:
     """The chunks at the lines the question's named files are given with (``app.py:42``),
     tagged ``named-line``: the user points there as a trace's innermost frame does. ``files``:
-    what ``named_files`` found for the headline (not looked up again)."""
+    what ``named_files`` found for the headline (not looked up again). Each such line is added
+    to ``lines``."""
     out: list[int] = []
     for path, line in qa.path_lines.items():
         if path not in qa.named_paths:
             continue
         for file in (f for f in files if names_file(path, f)):
+            lines.setdefault(file, []).append(line)
             sc = store.chunk_at(file, line)
             if sc is not None and sc.id not in out:
                 out.append(sc.id)
@@ -194,11 +203,17 @@ def _named_lines(
     return out
 
 
-def _stack_frames(qa: QueryAnalysis, store: Store, relations: dict[int, set[str]]) -> Ranking:
+def _stack_frames(
+    qa: QueryAnalysis,
+    store: Store,
+    relations: dict[int, set[str]],
+    lines: dict[str, list[int]],
+) -> Ranking:
     """The chunks that hold the workspace frames of a pasted stack trace (or a compiler's
     places), innermost first; a frame of a build is placed in its source, and V8's frames that
     only made the error follow the one that failed (``js_frames``). The innermost workspace
-    frame is tagged apart: it is usually where the fix goes."""
+    frame is tagged apart: it is usually where the fix goes. Each frame's line is added to
+    ``lines`` (a build's is not: it counts the build's lines, not the source's)."""
     paths = store.paths()
     built = BuiltFrames(store, paths)
     placed: list[tuple[str, str | None, StoredChunk]] = []
@@ -207,6 +222,7 @@ def _stack_frames(qa: QueryAnalysis, store: Store, relations: dict[int, set[str]
         path = map_to_workspace(frame, paths)
         if path is not None:
             sc = store.chunk_at(path, frame.line)
+            lines.setdefault(path, []).append(frame.line)
         else:  # a build's file: its source, by the function's name (its line is the build's)
             sc = built.chunk(frame.path, frame.function)
         if sc is None or sc.id in seen:

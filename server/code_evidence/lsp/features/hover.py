@@ -97,9 +97,9 @@ class HoverFacts:
 
 
 def _link(root: Path, ev: Evidence) -> str:
-    label = f"{ev.path}:{ev.start}"
+    label = f"{ev.path}:{ev.line}"
     sym = f" `{ev.symbol}`" if ev.symbol else ""
-    return f"[{label}]({location_link(root, ev.path, ev.start)}){sym}"
+    return f"[{label}]({location_link(root, ev.path, ev.line)}){sym}"
 
 
 def render(root: Path, facts: HoverFacts) -> str:

@@ -71,9 +71,11 @@ def resolved(
     lens: types.CodeLens, root: Path, uri: str, callers: int, related: list[Evidence]
 ) -> types.CodeLens:
     """The lens with its title and the ``codeEvidence.showRelated`` command, whose arguments
-    are ``[uri, position, locations]`` like VS Code's ``editor.action.showReferences``."""
+    are ``[uri, position, locations]`` like VS Code's ``editor.action.showReferences``. Each
+    location is the one line its result opens at (a caller's call, a definition's first line),
+    as a references view lists them."""
     title = f"{callers} caller{'' if callers == 1 else 's'} · related"
-    locations = [location(root, ev.path, ev.start, ev.end) for ev in related]
+    locations = [location(root, ev.path, ev.line, ev.line) for ev in related]
     position = {"line": lens.range.start.line, "character": lens.range.start.character}
     lens.command = types.Command(
         title=title, command=CMD_SHOW_RELATED, arguments=[uri, position, locations]

@@ -1,0 +1,152 @@
+"""Where a result opens (``search/focus.py``): the line a trace points at, else the line that
+holds the question (a message the code writes over several lines included), else the first;
+a caller opens at its call. Through the engine, the CLI and its JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from code_evidence.api import Chunk, FindRequest
+from code_evidence.engine import Engine
+from code_evidence.search.focus import Focus, LineScorer, call_line, focus_line
+from code_evidence.search.query import analyze
+from support import ROOT
+
+# A long function whose message is written over three lines, 30 lines into it.
+CONFIG = (
+    '"""Settings."""\n'
+    "import os\n\n\n"
+    "def from_envvar(variable_name, silent=False):\n"
+    '    """Load a configuration from an environment variable pointing to a file.\n\n'
+    "    :param variable_name: name of the environment variable\n"
+    "    :param silent: set to ``True`` if you want silent failure for missing files.\n"
+    '    """\n'
+    + "".join(f"    step_{i} = os.environ.get('STEP_{i}')\n" for i in range(20))
+    + "    rv = os.environ.get(variable_name)\n"
+    "    if not rv:\n"
+    "        if silent:\n"
+    "            return False\n"
+    "        raise RuntimeError(\n"
+    '            f"The environment variable {variable_name!r} is not set"\n'
+    '            " and as such configuration could not be loaded. Set"\n'
+    '            " this variable and make it point to a configuration"\n'
+    '            " file"\n'
+    "        )\n"
+    "    return rv\n"
+)
+MESSAGE = (
+    "RuntimeError: The environment variable 'APP_SETTINGS' is not set and as such "
+    "configuration could not be loaded. Set this variable and make it point to a "
+    "configuration file"
+)
+
+
+def chunk_of(text: str, start: int = 1, path: str = "config.py") -> Chunk:
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return Chunk(path, start, start + len(lines) - 1, "f", "function", "python", text, "h")
+
+
+def line_of(text: str, needle: str, start: int = 1) -> int:
+    return start + next(i for i, line in enumerate(text.split("\n")) if needle in line)
+
+
+def test_a_message_written_over_several_lines_is_found_by_its_pieces() -> None:
+    """No line holds a whole fragment of the pasted message; each line of the template holds
+    a piece of one, and outscores the docstring line that shares the message's words."""
+    qa = analyze(MESSAGE)
+    score = LineScorer(qa.terms, qa.identifiers, qa.fragments)
+    ch = chunk_of(CONFIG)
+    at = focus_line(ch, [], score)
+    assert (
+        'is not set"' in CONFIG.split("\n")[at - 1]
+        or "such configuration" in (CONFIG.split("\n")[at - 1])
+    )
+    param = line_of(CONFIG, ":param variable_name")
+    lines = CONFIG.split("\n")
+    assert score(lines[at - 1]) > score(lines[param - 1])
+    # A piece must be long enough to say something: "is not set" alone is on many lines.
+    assert score('    log("is not set")') == score("    log()")
+
+
+def test_a_term_counts_as_a_word_or_an_identifiers_part() -> None:
+    """As the index splits identifiers: ``error`` in ``RuntimeError`` and ``raise_error``,
+    ``http`` and ``server`` in ``HTTPServer``; not ``error`` inside ``errors`` or ``set``
+    inside ``reset``. Identifiers the question names weigh three."""
+    score = LineScorer(["error", "http", "server", "set"], ["parse_url"], [])
+    assert score("raise RuntimeError(x)") == 1 and score("raise_error(x)") == 1
+    assert score("srv = HTTPServer(addr)") == 2
+    assert score("for e in errors: reset()") == 0
+    assert score("u = parse_url(s)") == 3 and score("u = parse_urls(s)") == 0
+    assert score("set(x); set(y)") == 1  # a term counts once a line
+
+
+def test_a_line_the_question_points_at_comes_first() -> None:
+    """A frame's line inside the result wins over the line its words prefer; frames outside
+    the result are passed over; with nothing to go on, the result opens at its first line."""
+    score = LineScorer(["environment", "variable"], [], [])
+    ch = chunk_of(CONFIG, start=100)
+    assert focus_line(ch, [5, 125, 101], score) == 125  # 5 is outside, 125 comes first
+    assert focus_line(ch, [], LineScorer(["nowhere"], [], [])) == 100
+    words = focus_line(ch, [], score)
+    assert words != 100 and "environment variable" in CONFIG.split("\n")[words - 100]
+    # Per path: another file's frame lines do not move this one.
+    opens = Focus({"other.py": [125]}, LineScorer(["nowhere"], [], []))
+    assert opens(ch) == 100
+
+
+def test_a_caller_opens_at_its_call() -> None:
+    text = "def handler(req):\n    user = load(req)\n    return render_total(user)\n"
+    ch = chunk_of(text, start=40)
+    assert call_line(ch, "render_total") == 42
+    assert call_line(ch, "total") == 40  # render_total is another name: no call, first line
+    rust = chunk_of('fn f() {\n    let v = parse::<u8>(s);\n    debug!("x");\n}\n', start=1)
+    assert call_line(rust, "parse") == 2 and call_line(rust, "debug") == 3
+    method = chunk_of("def t():\n    cart = Cart()\n    assert cart.total() == 1\n")
+    assert call_line(method, "total") == 3
+
+
+def write_workspace(root: Path) -> None:
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "config.py").write_text(CONFIG)
+    (root / "pkg" / "other.py").write_text("def unrelated():\n    return 'nothing to see here'\n")
+
+
+def test_the_engine_opens_a_message_at_its_raise_site(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    write_workspace(ws)
+    raise_line = line_of(CONFIG, "raise RuntimeError(")
+    with Engine(ws, tmp_path / "idx") as eng:
+        eng.index()
+        res = eng.find(FindRequest(MESSAGE, budget_tokens=0))
+    top = res.results[0]
+    assert top.path == "pkg/config.py" and top.start <= 5
+    assert raise_line <= top.line <= raise_line + 4, (top.start, top.line, raise_line)
+    assert all(r.start <= r.line <= r.end for r in res.results)
+
+
+def test_the_cli_prints_where_each_result_opens(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    write_workspace(ws)
+    raise_line = line_of(CONFIG, "raise RuntimeError(")
+    idx = ["--workspace", str(ws), "--index-dir", str(tmp_path / "idx")]
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
+        cmd = [sys.executable, "-m", "code_evidence.cli", *args]
+        return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+
+    out = cli("find", MESSAGE, *idx, "--limit", "1")
+    assert out.returncode == 0, out.stderr
+    first = next(line for line in out.stdout.splitlines() if line.startswith(" 1. "))
+    loc = first.split()[1]
+    path, line = loc.split(":")
+    assert path == "pkg/config.py" and raise_line <= int(line) <= raise_line + 4
+    as_json = cli("find", MESSAGE, *idx, "--limit", "1", "--json")
+    (result,) = json.loads(as_json.stdout)["results"]
+    assert result["line"] == int(line) and result["start"] < result["line"] <= result["end"]
