@@ -215,7 +215,7 @@ def render(result: FindResult, quiet: bool = False) -> str:
         # holds the question; the result's lines after it.
         loc = f"{p(r.path)}:{r.line} ({r.start}-{r.end})"
         lines.append(
-            f"{i:>2}. {loc:<48} {p(r.symbol) or '-':<32} {r.score:.4f}  {p(', '.join(r.reasons))}"
+            f"{i:>2}. {loc:<56} {p(r.symbol) or '-':<32} {r.score:.4f}  {p(', '.join(r.reasons))}"
         )
     verdict = f"confidence {result.confidence:.2f}"
     if result.insufficient:
