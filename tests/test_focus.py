@@ -12,6 +12,7 @@ from pathlib import Path
 
 from code_evidence.api import Chunk, FindRequest
 from code_evidence.engine import Engine
+from code_evidence.search.explain import explain
 from code_evidence.search.focus import Focus, LineScorer, call_line, focus_line
 from code_evidence.search.query import analyze
 from support import ROOT
@@ -128,6 +129,9 @@ def test_the_engine_opens_a_message_at_its_raise_site(tmp_path: Path) -> None:
     assert top.path == "pkg/config.py" and top.start <= 5
     assert raise_line <= top.line <= raise_line + 4, (top.start, top.line, raise_line)
     assert all(r.start <= r.line <= r.end for r in res.results)
+    assert explain(res)[0].startswith(
+        f" 1. pkg/config.py:{top.start}-{top.end} from_envvar (opens at {top.line}):"
+    )
 
 
 def test_the_cli_prints_where_each_result_opens(tmp_path: Path) -> None:

@@ -90,12 +90,17 @@ def explain_result(r: Evidence) -> str:
     return "; ".join(parts[:1]) + " -> " + " ".join(parts[1:])
 
 
+def _opens(r: Evidence) -> str:
+    """Where a result opens past its first line (``focus.py``), said after its place."""
+    return f" (opens at {r.line})" if r.line != r.start else ""
+
+
 def explain(result: FindResult) -> list[str]:
     """The English rendering the models read (a Chinese question), one line per ranked
     result, then what the assembler dropped and why."""
     lines = [f"rendering: {result.rendering}"] if result.rendering else []
     lines += [
-        f"{i:>2}. {r.path}:{r.start}-{r.end} {r.symbol or '-'}: {explain_result(r)}"
+        f"{i:>2}. {r.path}:{r.start}-{r.end} {r.symbol or '-'}{_opens(r)}: {explain_result(r)}"
         for i, r in enumerate(result.results, 1)
     ]
     stages = ", ".join(f"{k} {v.candidates} in {v.ms:.1f} ms" for k, v in result.trace.items())
