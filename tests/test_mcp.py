@@ -127,6 +127,8 @@ async def test_find_explain_related_and_status(project: Path, tmp_path: Path) ->
         assert related.data["definitions"][0]["line"] == related.data["definitions"][0]["start"]
         assert related.data["definitions"][0]["first_line"] == "def total(self) -> float:"
         assert "calls:" in related.text and "src/shop/pricing.py:13-14 tax_rate" in related.text
+        # The text shows a caller's call, not its signature.
+        assert "assert round(cart.total(), 2) == 10.2" in related.text
 
         # Wait for every vector (a pass that never embeds them times out here). The state
         # alone is not waited on: it is read on the request's own store connection and was
