@@ -15,7 +15,7 @@ from code_evidence.api import FindRequest
 from code_evidence.config import Config
 from code_evidence.engine import Engine
 from code_evidence.index.indexer import IndexCancelled
-from code_evidence.index.lexical import LexicalIndex
+from code_evidence.index.lexical import LexDoc, LexicalIndex
 from code_evidence.index.store import Store
 
 FILES = 40
@@ -176,3 +176,20 @@ def test_a_question_between_the_store_commit_and_the_bm25_commit_waits_for_both(
         asking.join(10)
         top = answers[0].results[0]
         assert (top.path, top.symbol) == ("pkg/mod_7.py", "recompute_loyalty_points")
+
+
+def test_a_reader_in_another_process_sees_the_writers_last_bm25_commit(tmp_path: Path) -> None:
+    """Read-only (another process holds the writer), a request read BM25 as Tantivy's own
+    reload had last seen it, about half a second behind the writer's commit, while the store
+    showed the new pass at once. A view now reads the last commit."""
+    folder = tmp_path / "lexical"
+    writer = LexicalIndex(folder)
+    writer.add([LexDoc(i, f"m{i}.py", f"f{i}", f"def f{i}(): return {i}") for i in range(50)])
+    writer.commit()
+    reader = LexicalIndex(folder, read_only=True)
+    assert len(reader.view()) == 50
+    writer.add([LexDoc(500, "new.py", "recompute_points", "def recompute_points(): pass")])
+    writer.delete([3])
+    writer.commit()
+    view = reader.view()  # right after the commit, with no wait
+    assert len(view) == 50 and view.doc_freq("recompute_points") == 1

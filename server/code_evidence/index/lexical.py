@@ -166,7 +166,12 @@ class LexicalIndex:
     @locked
     def view(self) -> LexicalView:
         """The index as its last commit left it, for as long as the view is kept (a pinned
-        searcher: later commits do not show through it)."""
+        searcher: later commits do not show through it). Read-only (another process writes),
+        the writer's last commit is read first: Tantivy would notice it by itself only about
+        half a second later, while the store the same request reads shows that pass at once.
+        A reload that finds nothing new costs some 30 microseconds."""
+        if self.read_only:
+            self.index.reload()
         return LexicalView(self, self.index.searcher())
 
     def __len__(self) -> int:
