@@ -13,7 +13,7 @@ from pathlib import Path
 from code_evidence.api import Chunk, FindRequest
 from code_evidence.engine import Engine
 from code_evidence.search.explain import explain
-from code_evidence.search.focus import Focus, LineScorer, call_line, focus_line
+from code_evidence.search.focus import Focus, LineScorer, call_line, focus_line, name_line
 from code_evidence.search.query import analyze
 from support import ROOT
 
@@ -50,7 +50,8 @@ def chunk_of(text: str, start: int = 1, path: str = "config.py") -> Chunk:
     lines = text.split("\n")
     if lines[-1] == "":
         lines.pop()
-    return Chunk(path, start, start + len(lines) - 1, "f", "function", "python", text, "h")
+    end = start + len(lines) - 1
+    return Chunk(path, start, end, "from_envvar", "function", "python", text, "h")
 
 
 def line_of(text: str, needle: str, start: int = 1) -> int:
@@ -89,16 +90,28 @@ def test_a_term_counts_as_a_word_or_an_identifiers_part() -> None:
 
 def test_a_line_the_question_points_at_comes_first() -> None:
     """A frame's line inside the result wins over the line its words prefer; frames outside
-    the result are passed over; with nothing to go on, the result opens at its first line."""
+    the result are passed over; with nothing to go on, the result opens where it is named."""
     score = LineScorer(["environment", "variable"], [], [])
     ch = chunk_of(CONFIG, start=100)
     assert focus_line(ch, [5, 125, 101], score) == 125  # 5 is outside, 125 comes first
-    assert focus_line(ch, [], LineScorer(["nowhere"], [], [])) == 100
+    assert focus_line(ch, [], LineScorer(["nowhere"], [], [])) == 104  # its def line
     words = focus_line(ch, [], score)
     assert words != 100 and "environment variable" in CONFIG.split("\n")[words - 100]
     # Per path: another file's frame lines do not move this one.
     opens = Focus({"other.py": [125]}, LineScorer(["nowhere"], [], []))
-    assert opens(ch) == 100
+    assert opens(ch) == 104
+
+
+def test_with_nothing_to_go_on_a_definition_opens_at_its_name() -> None:
+    """Past its decorators, attributes and doc comment; a window of lines at its first line."""
+    text = '@app.route("/")\n@login_required\ndef index():\n    return render()\n'
+    ch = Chunk("app.py", 10, 13, "views.index", "function", "python", text, "h")
+    nothing = LineScorer(["nowhere"], [], [])
+    assert focus_line(ch, [], nothing) == 12 == name_line(ch)
+    rust = "/// Splits the buffer.\n#[inline]\npub fn split_to(&mut self) {}\n"
+    assert name_line(Chunk("b.rs", 1, 3, "Bytes::split_to", "method", "rust", rust, "h")) == 3
+    window = Chunk("a.md", 5, 6, "", "window", "text", "split_to\nmore", "h")
+    assert focus_line(window, [], nothing) == 5
 
 
 def test_a_caller_opens_at_its_call() -> None:

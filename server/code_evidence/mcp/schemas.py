@@ -95,7 +95,7 @@ _EVIDENCE: dict[str, Any] = {
         "line": {
             "type": "integer",
             "description": "The line to open at (start <= line <= end): where it holds the "
-            "question, a trace frame's line, or the call; else its first line.",
+            "question, a trace frame's line, or the call; else the line naming it.",
         },
         "symbol": {"type": "string"},
         "kind": {"type": "string"},
@@ -205,7 +205,7 @@ _LOCATION: dict[str, Any] = {
         "line": {
             "type": "integer",
             "description": "The line to open at (start <= line <= end): where it holds the "
-            "question, a trace frame's line, or the call; else its first line.",
+            "question, a trace frame's line, or the call; else the line naming it.",
         },
         "symbol": {"type": "string"},
         "kind": {"type": "string"},

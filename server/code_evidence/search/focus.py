@@ -5,7 +5,8 @@ error codes); an editor that jumps to its first line leaves the reader to find t
 the hunk, the frame's line, 40 lines further down. Each result says the line to open at
 (``Evidence.line``): a line the question points at itself (a pasted trace's frame, a compiler's
 ``file:line``, ``app.py:42``), innermost first; else the line holding most of the question's
-words (:class:`LineScorer`); else the first line. The context pack cuts a block too large for
+words (:class:`LineScorer`); else the line that names the definition (past its decorators and
+doc comment); else the first line. The context pack cuts a block too large for
 its budget around the same line. Measured in ``docs/quality.md`` ("Where a result opens").
 """
 
@@ -138,7 +139,24 @@ def focus_line(chunk: Chunk, named: Sequence[int], score: LineScorer) -> int:
         if chunk.start <= line <= chunk.end:
             return line
     best, got = score.best(chunk.text)
-    return min(chunk.start + best, chunk.end) if got > 0 else chunk.start
+    return min(chunk.start + best, chunk.end) if got > 0 else name_line(chunk)
+
+
+_LAST_NAME = re.compile(r"[A-Za-z_$][\w$]*$")
+
+
+def name_line(chunk: Chunk) -> int:
+    """The first line of a definition that holds its name (the ``def`` or ``fn`` line, past
+    its decorators, attributes, annotations and doc comment), its first line when there is
+    none (a window of lines, a module's top level)."""
+    m = _LAST_NAME.search(chunk.symbol)
+    if m is None:
+        return chunk.start
+    word = re.compile(rf"(?<![\w$]){re.escape(m.group())}(?![\w$])")
+    for i, line in enumerate(chunk.text.split("\n")[: chunk.end - chunk.start + 1]):
+        if word.search(line):
+            return chunk.start + i
+    return chunk.start
 
 
 class Focus:
@@ -155,12 +173,12 @@ class Focus:
 
 def call_line(chunk: Chunk, name: str) -> int:
     """The first line of ``chunk`` that calls ``name`` (``name(``, ``.name(``, Rust's
-    ``name!(`` and ``name::<T>(``); its first line when none does (a recursive definition's
-    own signature is that line too). A caller listed in a hover opens where it calls, as
-    "find references" does."""
+    ``name!(`` and ``name::<T>(``); the line naming the caller when none does
+    (:func:`name_line`; a recursive definition's own signature is the call's line too). A
+    caller listed in a hover opens where it calls, as "find references" does."""
     call = re.compile(rf"(?<![\w$]){re.escape(name)}\s*(?:::<[^>\n]*>\s*|!\s*)?\(")
     lines = chunk.text.split("\n")[: chunk.end - chunk.start + 1]
     for i, line in enumerate(lines):
         if call.search(line):
             return chunk.start + i
-    return chunk.start
+    return name_line(chunk)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from ..api import Evidence, FindRequest, FindResult, Related
 from ..index.store import Store, symbol_name
 from . import calls
-from .focus import call_line
+from .focus import call_line, name_line
 from .pipeline import stored_evidence
 
 # What hover and code lenses show for a name: one set of limits for both.
@@ -54,7 +54,7 @@ class Lookups:
                 sc.chunk.path,
             )
         )
-        return [stored_evidence(sc, ["definition"]) for sc in found[:limit]]
+        return [stored_evidence(sc, ["definition"], name_line(sc.chunk)) for sc in found[:limit]]
 
     def callers(self, name: str, limit: int = 10, homes: list[str] | None = None) -> list[Evidence]:
         """Chunks that call ``name``, in files that still exist. With ``homes`` (the files
