@@ -45,7 +45,8 @@ class LineScorer:
     result's text runs to hundreds of lines and an answer has ten of them."""
 
     def __init__(self, terms: list[str], identifiers: list[str], fragments: list[str]) -> None:
-        self.weights = {t: 1.0 for t in terms if t}
+        # A one-letter term (``x`` of ``get_x``) is on most lines and says nothing about one.
+        self.weights = {t: 1.0 for t in terms if len(t) > 1 or not t.isascii()}
         for ident in identifiers:
             if ident:
                 self.weights[ident.lower()] = W_IDENTIFIER
