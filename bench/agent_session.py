@@ -45,13 +45,13 @@ async def session(ws: Path, index_dir: Path, budget: int) -> str:
         out.append(block("find_evidence", args, first, first.text))
         assert first.data is not None
         top = first.data["results"][0]
-        rel_args = {"path": top["path"], "line": top["start"]}
+        rel_args = {"path": top["path"], "line": top["line"]}  # where it holds the question
         related = await call(s, "related_code", rel_args)
         out.append(block("related_code", rel_args, related, related.text))
         narrowed = {
             "query": NARROWED,
             "open_file": top["path"],
-            "line": top["start"],
+            "line": top["line"],
             "budget_tokens": budget,
         }
         second = await call(s, "find_evidence", narrowed)
