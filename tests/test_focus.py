@@ -62,25 +62,29 @@ def test_a_message_written_over_several_lines_is_found_by_its_pieces() -> None:
     """No line holds a whole fragment of the pasted message; each line of the template holds
     a piece of one, and outscores the docstring line that shares the message's words."""
     qa = analyze(MESSAGE)
-    score = LineScorer(qa.terms, qa.identifiers, qa.fragments)
+    scorer = LineScorer(qa.terms, qa.identifiers, qa.fragments)
     ch = chunk_of(CONFIG)
-    at = focus_line(ch, [], score)
+    at = focus_line(ch, [], scorer)
     assert (
         'is not set"' in CONFIG.split("\n")[at - 1]
         or "such configuration" in (CONFIG.split("\n")[at - 1])
     )
     param = line_of(CONFIG, ":param variable_name")
-    lines = CONFIG.split("\n")
-    assert score(lines[at - 1]) > score(lines[param - 1])
+    by_line = scorer.scores(CONFIG)
+    assert by_line[at - 1] > by_line[param - 1]
     # A piece must be long enough to say something: "is not set" alone is on many lines.
-    assert score('    log("is not set")') == score("    log()")
+    assert scorer.scores('    log("is not set")') == scorer.scores("    log()")
 
 
 def test_a_term_counts_as_a_word_or_an_identifiers_part() -> None:
     """As the index splits identifiers: ``error`` in ``RuntimeError`` and ``raise_error``,
     ``http`` and ``server`` in ``HTTPServer``; not ``error`` inside ``errors`` or ``set``
     inside ``reset``. Identifiers the question names weigh three."""
-    score = LineScorer(["error", "http", "server", "set"], ["parse_url"], [])
+    scorer = LineScorer(["error", "http", "server", "set"], ["parse_url"], [])
+
+    def score(line: str) -> float:
+        return scorer.scores(line).get(0, 0.0)
+
     assert score("raise RuntimeError(x)") == 1 and score("raise_error(x)") == 1
     assert score("srv = HTTPServer(addr)") == 2
     assert score("for e in errors: reset()") == 0

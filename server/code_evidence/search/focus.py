@@ -52,9 +52,6 @@ class LineScorer:
                 self.weights[ident.lower()] = W_IDENTIFIER
         self.frags = [_norm(f) for f in fragments if len(f) >= MIN_FRAGMENT_CHARS]
 
-    def __call__(self, line: str) -> float:
-        return self.scores(line).get(0, 0.0)
-
     def scores(self, text: str) -> dict[int, float]:
         """Line index -> score, for the lines of ``text`` that score."""
         low = text.lower()
@@ -135,7 +132,7 @@ def _norm(text: str) -> str:
 def focus_line(chunk: Chunk, named: Sequence[int], score: LineScorer) -> int:
     """The line of ``chunk`` to open at: the first of ``named`` (the lines the question points
     at in the chunk's file, innermost frame first) inside it, else its best-scoring line when
-    any line scores, else its first line."""
+    any line scores, else the line naming it (:func:`name_line`)."""
     for line in named:
         if chunk.start <= line <= chunk.end:
             return line
