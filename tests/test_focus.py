@@ -114,6 +114,9 @@ def test_with_nothing_to_go_on_a_definition_opens_at_its_name() -> None:
     assert focus_line(ch, [], nothing) == 12 == name_line(ch)
     rust = "/// Splits the buffer.\n#[inline]\npub fn split_to(&mut self) {}\n"
     assert name_line(Chunk("b.rs", 1, 3, "Bytes::split_to", "method", "rust", rust, "h")) == 3
+    ruby = "# Adds a late fee.\ndef apply_late_fee!(rate)\nend\n"
+    fee = Chunk("i.rb", 7, 9, "Invoice.apply_late_fee!", "method", "ruby", ruby, "h")
+    assert name_line(fee) == 8
     window = Chunk("a.md", 5, 6, "", "window", "text", "split_to\nmore", "h")
     assert focus_line(window, [], nothing) == 5
 

@@ -13,6 +13,7 @@ from lsprotocol import types
 
 from code_evidence.config import IndexConfig
 from code_evidence.index.chunk import chunk_file
+from code_evidence.search.focus import name_line
 from support.lsp import initialize, open_doc, ready, start, stop
 from test_languages import CASES, make_repo
 
@@ -20,11 +21,15 @@ pytestmark = pytest.mark.asyncio
 
 
 def definition_line(root: Path, path: str, symbol: str, kind: str) -> int:
+    """The line hover links a definition at: the one naming it, past its doc comment."""
     text = (root / path).read_text()
     (chunk,) = [
         c for c in chunk_file(path, text, IndexConfig()) if c.symbol == symbol and c.kind == kind
     ]
-    return chunk.start
+    assert chunk.start <= name_line(chunk) <= chunk.end
+    named = text.splitlines()[name_line(chunk) - 1]
+    assert symbol.rsplit(".", 1)[-1] in named, named
+    return name_line(chunk)
 
 
 async def test_hover_shows_definition_and_callers_in_every_language(tmp_path: Path) -> None:
@@ -64,6 +69,6 @@ async def test_hover_shows_definition_and_callers_in_every_language(tmp_path: Pa
             callers = md.split("**Callers**", 1)[-1].split("\n\n", 1)[0]
             if f"[{case.caller}:" not in callers:
                 misses.append((case.language, f"caller missing: {callers!r}"))
-        assert misses == []
+        assert misses == [], "\n".join(map(str, misses))
     finally:
         await stop(client)

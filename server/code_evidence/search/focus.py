@@ -140,7 +140,7 @@ def focus_line(chunk: Chunk, named: Sequence[int], score: LineScorer) -> int:
     return min(chunk.start + best, chunk.end) if got > 0 else name_line(chunk)
 
 
-_LAST_NAME = re.compile(r"[A-Za-z_$][\w$]*$")
+_LAST_NAME = re.compile(r"[A-Za-z_$][\w$]*[!?=]?$")  # Ruby's save!, empty?, name=
 
 
 def name_line(chunk: Chunk) -> int:
