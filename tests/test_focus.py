@@ -76,6 +76,49 @@ def test_a_message_written_over_several_lines_is_found_by_its_pieces() -> None:
     assert scorer.scores('    log("is not set")') == scorer.scores("    log()")
 
 
+def test_of_two_templates_the_one_writing_more_of_the_message_comes_first() -> None:
+    """Two raises share words; the run of literal lines writing more of the pasted message
+    wins, at its first line. A literal that is a whole short fragment beats a comment saying
+    it, and a value quoted before the words does not hide them."""
+    code = (
+        "if isinstance(exc_class, Exception):\n"
+        "    raise TypeError(\n"
+        '        f"{exc_class!r} is an instance, not a class. Handlers"\n'
+        '        " can only be registered for Exception classes or HTTP"\n'
+        '        " error codes."\n'
+        "    )\n"
+        "if not issubclass(exc_class, Exception):\n"
+        "    raise ValueError(\n"
+        "        f\"'{exc_class.__name__}' is not a subclass of Exception.\"\n"
+        '        " Handlers can only be registered for Exception classes"\n'
+        '        " or HTTP error codes."\n'
+        "    )\n"
+    )
+    pasted = (
+        "ValueError: 'str' is not a subclass of Exception. Handlers can only be registered "
+        "for Exception classes or HTTP error codes."
+    )
+    qa = analyze(pasted)
+    scorer = LineScorer(qa.terms, qa.identifiers, qa.fragments)
+    assert scorer.best(code)[0] == 8  # the ValueError's message, from its first line
+    go = '\t// Error will panic if err is nil.\n\tif err == nil {\n\t\tpanic("err is nil")\n'
+    qa = analyze("panic: err is nil")
+    assert LineScorer(qa.terms, qa.identifiers, qa.fragments).best(go)[0] == 2
+    quoted = (
+        "def stream_with_context(gen):\n"
+        "    if ctx is None:\n"
+        "        raise RuntimeError(\n"
+        "            \"'stream_with_context' can only be used when a request\"\n"
+        '            " context is active, such as in a view function."\n'
+        "        )\n"
+    )
+    qa = analyze(
+        "RuntimeError: 'stream_with_context' can only be used when a request context is "
+        "active, such as in a view function."
+    )
+    assert LineScorer(qa.terms, qa.identifiers, qa.fragments).best(quoted)[0] == 3
+
+
 def test_a_term_counts_as_a_word_or_an_identifiers_part() -> None:
     """As the index splits identifiers: ``error`` in ``RuntimeError`` and ``raise_error``,
     ``http`` and ``server`` in ``HTTPServer``; not ``error`` inside ``errors`` or ``set``

@@ -69,15 +69,50 @@ class LineScorer:
             add(_occurrences(low, term, starts, text if term.isascii() else None), weight)
         for frag in self.frags:
             add(_occurrences(low, frag, starts, None), W_LITERAL)
-        if self.frags:  # a message written over several lines: each line's pieces of it
-            for m in _LITERAL.finditer(text):
-                body = next((g for g in m.groups() if g is not None), "")
-                for piece in _PLACEHOLDER.split(body):
-                    piece = _norm(piece)
-                    if len(piece) >= MIN_PIECE_CHARS and any(piece in f for f in self.frags):
-                        line = bisect.bisect_right(starts, m.start()) - 1
-                        got[line] = got.get(line, 0.0) + W_LITERAL
+        if self.frags:
+            for i, weight in self._statements(text, starts).items():
+                got[i] = got.get(i, 0.0) + weight
         return got
+
+    def _statements(self, text: str, starts: list[int]) -> dict[int, float]:
+        """Each line's share of a message the code writes: five for each piece of its string
+        literals that a fragment holds; the first line of a run of such lines (one message
+        written over several) takes the run's sum, so that of two templates sharing words
+        (``"… can only be registered for Exception classes or HTTP"`` in two raises) the one
+        writing more of the message comes first, and at its first line."""
+        pieces: dict[int, float] = {}
+        for m in _LITERAL.finditer(text):
+            body = next((g for g in m.groups() if g is not None), "")
+            for piece in _PLACEHOLDER.split(body):
+                if self._writes(_norm(piece)):
+                    line = bisect.bisect_right(starts, m.start()) - 1
+                    pieces[line] = pieces.get(line, 0.0) + W_LITERAL
+        out: dict[int, float] = {}
+        run: list[int] = []
+        for line in [*sorted(pieces), -2]:
+            if run and line != run[-1] + 1:
+                out.update((i, pieces[i]) for i in run[1:])
+                out[run[0]] = sum(pieces[i] for i in run)
+                run = []
+            run.append(line)
+        return out
+
+    def _writes(self, piece: str) -> bool:
+        """Whether a literal's piece wrote part of a pasted message: a fragment holds it (12
+        characters or more), it is a whole fragment (``"err is nil"``), or it shares four
+        words in a row with one (a value the code quotes before the words: ``"'name' can
+        only be used when a request"``)."""
+        if len(piece) < MIN_FRAGMENT_CHARS:
+            return False
+        if any(piece == f or (len(piece) >= MIN_PIECE_CHARS and piece in f) for f in self.frags):
+            return True
+        words = piece.split()
+        return any(
+            " ".join(words[k : k + 4]) in f
+            for k in range(len(words) - 3)
+            for f in self.frags
+            if len(" ".join(words[k : k + 4])) >= MIN_PIECE_CHARS
+        )
 
     def best(self, text: str) -> tuple[int, float]:
         """The index of ``text``'s line that scores most (the first of the best) and its
@@ -126,7 +161,9 @@ def _boundary(text: str, k: int) -> bool:
 
 
 def _norm(text: str) -> str:
-    return _SPACE.sub(" ", text).strip().lower()
+    """Lower case, single spaces, without the quotes and punctuation around it: a message's
+    fragment ends where its sentence does, its literal with the period."""
+    return _SPACE.sub(" ", text).strip(" .,;:!?'\"\t\n").lower()
 
 
 def focus_line(chunk: Chunk, named: Sequence[int], score: LineScorer) -> int:
