@@ -225,3 +225,26 @@ def test_package_sets_ask_each_language_where_its_questions_exist() -> None:
         ids = {c.id for c in package_cases(name, None)}
         assert set(english_twins(name)) == ids
     assert not any(english_twins(n) for n in ENGLISH_HELD_OUT)
+
+
+def test_open_lines_counts_where_each_gold_result_opens() -> None:
+    """bench/open_lines.py: of the results overlapping a gold range (2+ lines), how many start
+    in it and how many open in it; a trace case's first result holding its frame line."""
+    from open_lines import measure
+
+    case = commit("t1", "a", {"g.py": ((20, 22),)})
+    answers = {
+        "t1": [
+            {"path": "g.py", "start": 10, "end": 30, "line": 21},  # opens in gold
+            {"path": "g.py", "start": 21, "end": 40, "line": 35},  # starts in gold only
+            {"path": "other.py", "start": 1, "end": 50, "line": 3},  # not gold: left out
+            {"path": "g.py", "start": 22, "end": 22, "line": 22},  # one line: left out
+        ]
+    }
+    row = measure([case], answers, {"t1": 21}, min_lines=2)["commit a"]
+    assert row["results"] == 2
+    assert row["start_in_gold"] == 0.5 and row["line_in_gold"] == 0.5
+    assert row["frame_cases"] == 1 and row["frame_start"] == 0.0 and row["frame_line"] == 1.0
+    # An older run without lines opens every result at its start.
+    old = {"t1": [{k: v for k, v in r.items() if k != "line"} for r in answers["t1"]]}
+    assert measure([case], old, {}, min_lines=2)["commit a"]["line_in_gold"] == 0.5
