@@ -177,6 +177,9 @@ async def test_hover_shows_definition_callers_and_related(client: Client, projec
     assert "**Defined in**" in md and f"]({pricing_uri}#L4)" in md
     assert "[src/shop/pricing.py:4]" in md
     assert "**Callers** (1)" in md and "src/shop/cart.py:" in md
+    # The caller at its call, with the call's code.
+    assert "src/shop/cart.py:20]" in md
+    assert "`Cart.total`: `subtotal -= subtotal * discount_for(self.code)`" in md
 
     blank = await client.text_document_hover_async(
         types.HoverParams(

@@ -106,6 +106,13 @@ def test_identifier_at() -> None:
     assert hover.identifier_at("", 0) is None
 
 
+def test_hover_shows_a_callers_call_as_code_whatever_backticks_it_holds() -> None:
+    """A JavaScript template literal in the call line must not break the inline code."""
+    assert hover._code("run(x)") == "`run(x)`"
+    assert hover._code("log(`id ${id}`)") == "``log(`id ${id}`)``"
+    assert hover._code("`a``") == "``` `a`` ```"
+
+
 class FakeClock:
     """The debouncer's clock, moved by the test. Its waits end only on a notify (an event, a
     close, or :meth:`advance`), never on wall time; :meth:`advance` returns once the debouncer

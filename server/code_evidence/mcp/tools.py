@@ -22,6 +22,7 @@ from ..api import (
     Status,
     to_json_dict,
 )
+from ..search.focus import opening_code
 from .schemas import (
     DEPTHS,
     FIND_INPUT,
@@ -207,15 +208,6 @@ def first_line(text: str) -> str:
     return ""
 
 
-def line_shown(ev: Evidence) -> str:
-    """The line a location opens at (a caller's call), else its first non-blank line."""
-    lines = ev.text.split("\n")
-    at = ev.line - ev.start
-    if at > 0 and at < len(lines) and lines[at].strip():
-        return lines[at].strip()[:200]
-    return first_line(ev.text)
-
-
 def location(ev: Evidence) -> dict[str, Any]:
     return {
         "path": ev.path,
@@ -258,7 +250,7 @@ def related_answer(found: Related, index: IndexState) -> tuple[dict[str, Any], s
             lines.append(f"{title}: none found")
             continue
         lines.append(f"{title}" + (f" ({count})" if count is not None else "") + ":")
-        lines.extend(f"  {_loc(e)}  {line_shown(e)}" for e in items)
+        lines.extend(f"  {_loc(e)}  {opening_code(e)}" for e in items)
         if count is not None and count > len(items):
             lines.append(f"  … and {count - len(items)} more")
     return data, "\n".join(lines)

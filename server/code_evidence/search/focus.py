@@ -16,7 +16,7 @@ import bisect
 import re
 from collections.abc import Sequence
 
-from ..api import Chunk
+from ..api import Chunk, Evidence
 
 W_IDENTIFIER = 3.0  # a name the question gives, whole, on the line
 W_LITERAL = 5.0  # a pasted message's literal text, or a piece of it, on the line
@@ -204,6 +204,16 @@ class Focus:
 
     def __call__(self, chunk: Chunk) -> int:
         return focus_line(chunk, self.named.get(chunk.path, ()), self.score)
+
+
+def opening_code(ev: Evidence, limit: int = 200) -> str:
+    """The code on the line a result opens at (a caller's call), stripped and cut to
+    ``limit`` characters; its first non-blank line when that one is blank."""
+    lines = ev.text.split("\n")
+    at = ev.line - ev.start
+    if 0 <= at < len(lines) and lines[at].strip():
+        return lines[at].strip()[:limit]
+    return next((line.strip()[:limit] for line in lines if line.strip()), "")
 
 
 def call_line(chunk: Chunk, name: str) -> int:

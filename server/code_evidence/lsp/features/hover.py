@@ -22,6 +22,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from ...api import Evidence, Related
 from ...live.pool import Priority
+from ...search.focus import opening_code
 from ..server import CodeEvidenceServer
 from ..session import FolderSession
 from ..uris import location_link
@@ -102,8 +103,16 @@ def _link(root: Path, ev: Evidence) -> str:
     return f"[{label}]({location_link(root, ev.path, ev.line)}){sym}"
 
 
+def _code(text: str) -> str:
+    """``text`` as inline markdown code, fenced with more backticks than it holds."""
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def render(root: Path, facts: HoverFacts) -> str:
-    """The panel as markdown; each location a ``path:line`` link that opens it."""
+    """The panel as markdown; each location a ``path:line`` link that opens it, a caller's
+    with the code of its call."""
     found = facts.found
     title = f"**`{found.name}`**"
     if facts.alias:
@@ -118,7 +127,7 @@ def render(root: Path, facts: HoverFacts) -> str:
     if found.callers:
         more = found.caller_count - len(found.callers)
         lines.append(f"**Callers** ({found.caller_count})")
-        lines.extend(f"- {_link(root, c)}" for c in found.callers)
+        lines.extend(f"- {_link(root, c)}: {_code(opening_code(c, 100))}" for c in found.callers)
         if more > 0:
             lines.append(f"- … and {more} more")
     else:
