@@ -117,6 +117,8 @@ local function run()
   vim.cmd('CodeEvidence where is the oauth state checked')
   vim.wait(30000, function() return #vim.fn.getqflist() > 0 end, 50)
   out.quickfix = qf_names()
+  local first = vim.fn.getqflist()[1] or {}
+  out.quickfix_first = { lnum = first.lnum, text = first.text }
   out.in_quickfix = vim.bo.buftype == 'quickfix'
   out.k_mapped_in_quickfix = vim.fn.maparg('K', 'n') ~= ''
   -- ... and, run again from there, it still finds the workspace's server.
@@ -228,6 +230,10 @@ def test_neovim_drives_the_server(project: Path, tmp_path: Path) -> None:
     assert "settle_gift_card_balance" not in cart.read_text()
     assert out["in_quickfix"], "the command should leave the cursor in the quickfix window"
     assert out["quickfix"] and out["quickfix"][0] == "oauth.py"
+    # Each entry at its line, showing that line's code after the symbol.
+    oauth = (project / "src/shop/oauth.py").read_text().splitlines()
+    first = out["quickfix_first"]
+    assert first["text"].startswith("check_oauth_state: " + oauth[first["lnum"] - 1].strip())
     assert out["quickfix_again_title"] == "Code Evidence: where is json saved to a file"
     assert out["quickfix_again"] and out["quickfix_again"][0] == "storage.py"
     assert re.fullmatch(r"\d+ callers? · related", out.get("lens_title") or ""), out

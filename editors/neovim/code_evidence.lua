@@ -177,11 +177,15 @@ function M.find(question, bufnr)
     end
     local items = {}
     for _, r in ipairs(answer.results) do
+      local lnum = r.line or r.start -- where the result holds the question (a trace's frame line)
+      -- That line's code, as grep shows it, after the symbol; the reasons last.
+      local code = vim.trim((vim.split(r.text or '', '\n', { plain = true })[lnum - r.start + 1]) or '')
       table.insert(items, {
         filename = vim.uri_to_fname(r.uri),
-        lnum = r.line or r.start, -- where the result holds the question (a trace's frame line)
+        lnum = lnum,
         end_lnum = r['end'],
-        text = (r.symbol ~= '' and r.symbol or r.kind) .. '  [' .. table.concat(r.reasons, ', ') .. ']',
+        text = (r.symbol ~= '' and r.symbol or r.kind) .. ': ' .. code
+          .. '  [' .. table.concat(r.reasons, ', ') .. ']',
       })
     end
     local title = 'Code Evidence: ' .. question
