@@ -70,7 +70,7 @@ export interface EvidenceItem {
   label: string;
   /** The score, and the language. */
   description: string;
-  /** The reason tags, joined. */
+  /** The code of the line it opens at, then the reason tags. */
   detail: string;
   evidence: Evidence;
   location: EvidenceLocation;
@@ -90,13 +90,26 @@ export function formatScore(score: number): string {
 }
 
 export function evidenceItems(result: FindResult): EvidenceItem[] {
-  return result.results.map((e) => ({
-    label: evidenceLabel(e),
-    description: `${formatScore(e.score)}${e.language ? ` · ${e.language}` : ''}`,
-    detail: e.reasons.length ? e.reasons.join(' · ') : e.kind,
-    evidence: e,
-    location: evidenceLocation(e, result.workspace),
-  }));
+  return result.results.map((e) => {
+    const location = evidenceLocation(e, result.workspace);
+    const why = e.reasons.length ? e.reasons.join(' · ') : e.kind;
+    const code = openingCode(e, location);
+    return {
+      label: evidenceLabel(e),
+      description: `${formatScore(e.score)}${e.language ? ` · ${e.language}` : ''}`,
+      detail: code ? `${code}  —  ${why}` : why,
+      evidence: e,
+      location,
+    };
+  });
+}
+
+/** The code on the line a result opens at, trimmed and cut to `limit` characters ('' when the
+ * text does not reach it): what the row shows first, as a search result list does. */
+export function openingCode(e: Evidence, loc: EvidenceLocation, limit = 120): string {
+  const line = (e.text ?? '').split('\n')[loc.selection.start.line + 1 - (e.start || 1)] ?? '';
+  const code = line.trim();
+  return code.length > limit ? `${code.slice(0, limit - 1)}…` : code;
 }
 
 export function shortCommit(commit: string | null | undefined): string {

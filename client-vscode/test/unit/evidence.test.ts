@@ -20,7 +20,7 @@ describe('result → QuickPick items', () => {
     const [first, window] = evidenceItems(findResult());
     assert.equal(first.label, '$(symbol-method) Invoice.total — src/billing.py:12');
     assert.equal(first.description, '0.877 · python');
-    assert.equal(first.detail, 'exact-identifier · open-file-import');
+    assert.equal(first.detail, 'def total(self):  —  exact-identifier · open-file-import');
     assert.deepEqual(first.location, {
       uri: 'file:///work/shop/src/billing.py',
       range: { start: { line: 11, character: 0 }, end: { line: 30, character: 0 } },
@@ -28,7 +28,14 @@ describe('result → QuickPick items', () => {
     });
     // No symbol: the span instead of an empty "— path"; no reasons: the kind.
     assert.equal(window.label, '$(file-text) README.md:1–20');
-    assert.equal(window.detail, 'window');
+    assert.equal(window.detail, 'window'); // its text does not reach the line it opens at
+    // The line it opens at comes first; with no text there, the reasons alone.
+    const [atLine] = evidenceItems(
+      findResult({ results: [evidence({ line: 13, selectionRange: undefined })] }),
+    );
+    assert.equal(atLine.detail, 'return sum(self.items)  —  exact-identifier · open-file-import');
+    const [blank] = evidenceItems(findResult({ results: [evidence({ text: '' })] }));
+    assert.equal(blank.detail, 'exact-identifier · open-file-import');
   });
 
   it('keeps the server order and one row per result', () => {
