@@ -110,6 +110,12 @@ def _code(text: str) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
+def _call(caller: Evidence) -> str:
+    """``: `code``` of the line a caller opens at (its call); nothing when that is blank."""
+    code = opening_code(caller, 100)
+    return f": {_code(code)}" if code else ""
+
+
 def render(root: Path, facts: HoverFacts) -> str:
     """The panel as markdown; each location a ``path:line`` link that opens it, a caller's
     with the code of its call."""
@@ -127,7 +133,7 @@ def render(root: Path, facts: HoverFacts) -> str:
     if found.callers:
         more = found.caller_count - len(found.callers)
         lines.append(f"**Callers** ({found.caller_count})")
-        lines.extend(f"- {_link(root, c)}: {_code(opening_code(c, 100))}" for c in found.callers)
+        lines.extend(f"- {_link(root, c)}{_call(c)}" for c in found.callers)
         if more > 0:
             lines.append(f"- … and {more} more")
     else:
