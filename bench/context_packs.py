@@ -38,14 +38,9 @@ from code_evidence.evaluation.evaluate import CONFIGS, GROUP_ORDER, Case, config
 from devset import (
     DEFAULT_INDEX_ROOT,
     DEFAULT_WS,
-    FAILURES_DIR,
-    MESSAGES_DIR,
-    TEST_REPORTS_DIR,
+    dev_cases,
     ensure_workspace,
-    load_cases,
-    load_failure_cases,
     load_manifest,
-    variant_c_cases,
 )
 
 # A block's header in the pack (assemble._header): "# path:start-end  symbol".
@@ -163,11 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     records: list[dict[str, Any]] = []
     for d in datasets:
         ws = ensure_workspace(shared, args.ws.resolve(), d, True)
-        cases = load_cases(shared, d, None)
-        for folder in (FAILURES_DIR, MESSAGES_DIR, TEST_REPORTS_DIR):
-            if folder.is_dir():
-                cases += load_failure_cases(folder, d["name"], None)
-        cases += variant_c_cases(cases)
+        cases = dev_cases(shared, d)
         index_dir = args.index_root.resolve() / d["name"]
         if not (index_dir / "store.sqlite").is_file():
             raise SystemExit(f"{index_dir}: no index (run quality.py --history first)")

@@ -83,6 +83,16 @@ def read_cases(path: Path, dataset: str, cases_limit: int | None) -> list[Case]:
     return cases
 
 
+def dev_cases(shared: Path, dataset: dict[str, Any]) -> list[Case]:
+    """A dataset's cases as ``quality.py`` asks them by default: the shared ones, the local
+    failure, message and test-report cases built for it, and variant c from its commit cases.
+    One list for the scripts that read quality.py's answers or its indexes again."""
+    cases = load_cases(shared, dataset, None)
+    for folder in (FAILURES_DIR, MESSAGES_DIR, TEST_REPORTS_DIR):
+        cases += load_failure_cases(folder, dataset["name"], None)
+    return cases + variant_c_cases(cases)
+
+
 def variant_c_cases(cases: list[Case]) -> list[Case]:
     """The "open file holds the answer" group, built from the commit cases of variant a: the
     user is in the file the commit changed most (most changed lines; ties by path) and the gold

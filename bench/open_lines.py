@@ -33,30 +33,27 @@ from devset import (
     FAILURES_DIR,
     MESSAGES_DIR,
     TEST_REPORTS_DIR,
-    load_cases,
-    load_failure_cases,
+    dev_cases,
     load_manifest,
-    variant_c_cases,
 )
 
 NEAR = 3  # lines: "near" the gold, a screen's glance away
 
 
-def dev_cases(shared: Path) -> tuple[list[Case], dict[str, int]]:
-    """Every case quality.py asks by default, and the frame line of those built from a trace."""
+def all_cases(shared: Path) -> tuple[list[Case], dict[str, int]]:
+    """Every case quality.py asks by default, and the frame line of those built from a trace
+    (a label the engine's ``Case`` does not carry: read from the case files themselves)."""
     cases: list[Case] = []
     frame_lines: dict[str, int] = {}
     for d in load_manifest(shared):
-        found = load_cases(shared, d, None)
+        cases += dev_cases(shared, d)
         for folder in (FAILURES_DIR, MESSAGES_DIR, TEST_REPORTS_DIR):
-            found += load_failure_cases(folder, d["name"], None)
             path = folder / f"{d['name']}.jsonl"
             if path.is_file():
                 for line in path.read_text(encoding="utf-8").splitlines():
                     raw = json.loads(line) if line.strip() else {}
                     if raw.get("frame_line"):
                         frame_lines[raw["id"]] = int(raw["frame_line"])
-        cases += found + variant_c_cases(found)
     return cases, frame_lines
 
 
@@ -162,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
             answers[rec["id"]] = rec["results"]
     if not any("line" in r for rs in answers.values() for r in rs):
         log("note: these results record no line (an older run): every result opens at its start")
-    cases, frame_lines = dev_cases(args.shared.resolve())
+    cases, frame_lines = all_cases(args.shared.resolve())
     rows = measure(cases, answers, frame_lines, args.min_lines)
     print(f"Results of the first ten overlapping a gold range, {args.min_lines}+ lines:\n")
     print(table(rows))

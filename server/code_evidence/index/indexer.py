@@ -204,15 +204,16 @@ class Indexer:
             parts.lexical.rollback()  # the documents added for a store that was rolled back
             raise
         removed_ids, added = out.removed_ids, out.added
+        changed = bool(removed_ids or out.added_count)
         try:
-            if removed_ids or out.added_count:
+            if changed:
                 if progress:
                     progress("lexical", 0, 1)
                 parts.lexical.delete(removed_ids)
                 parts.lexical.commit()
         finally:
             parts.publishing.release()
-        if removed_ids or out.added_count:
+        if changed:
             # A save rewrites the whole vector file: only when a vector actually went.
             gone = [i for i in removed_ids if i in parts.vectors]
             if gone:

@@ -22,7 +22,7 @@ from ..api import (
     Status,
     to_json_dict,
 )
-from ..search.focus import opening_code
+from ..search.focus import first_code_line, opening_code
 from .schemas import (
     DEPTHS,
     FIND_INPUT,
@@ -201,13 +201,6 @@ def find_text(result: FindResult, index: IndexState, explained: list[str] | None
     return "\n\n".join([*head, pack]) if head else pack
 
 
-def first_line(text: str) -> str:
-    for line in text.splitlines():
-        if line.strip():
-            return line.strip()[:200]
-    return ""
-
-
 def location(ev: Evidence) -> dict[str, Any]:
     return {
         "path": ev.path,
@@ -217,7 +210,7 @@ def location(ev: Evidence) -> dict[str, Any]:
         "symbol": ev.symbol,
         "kind": ev.kind,
         "reasons": list(ev.reasons),
-        "first_line": first_line(ev.text),
+        "first_line": first_code_line(ev.text),
     }
 
 

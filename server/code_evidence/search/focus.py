@@ -213,7 +213,13 @@ def opening_code(ev: Evidence, limit: int = 200) -> str:
     at = ev.line - ev.start
     if 0 <= at < len(lines) and lines[at].strip():
         return lines[at].strip()[:limit]
-    return next((line.strip()[:limit] for line in lines if line.strip()), "")
+    return first_code_line(ev.text, limit)
+
+
+def first_code_line(text: str, limit: int = 200) -> str:
+    """The first non-blank line of ``text``, stripped and cut to ``limit`` characters (a
+    definition's signature, usually)."""
+    return next((line.strip()[:limit] for line in text.splitlines() if line.strip()), "")
 
 
 def call_line(chunk: Chunk, name: str) -> int:
