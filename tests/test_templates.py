@@ -943,3 +943,17 @@ def test_the_files_a_question_names_are_found_by_path_or_tail(tmp_path: Path) ->
 PY_TRACE = """Traceback (most recent call last):
   File "src/web/urls.py", line 3, in url_parse
 KeyError: 'scheme'"""
+
+
+def test_a_program_s_own_prefix_is_matched_with_its_text() -> None:
+    """commander writes ``error: `` in the same literal as its message: the whole line is the
+    template's text, while the body alone does not hold the literal's first piece."""
+    line = "error: required option '-p, --port <number>' not specified"
+    qa = analyze(line)
+    code = "const message = `error: required option '${option.flags}' not specified`;"
+    assert templates.best_template(code, [qa.message_bodies[0]]) is None
+    match = templates.best_template(code, qa.message_bodies)
+    assert match is not None and match.coverage == 1.0
+    # A type's name or the runtime's ``panic:`` is no part of the program's literal.
+    assert analyze("ValueError: bad value 3").message_bodies == ["bad value 3"]
+    assert analyze("panic: index out of range").message_bodies == ["index out of range"]

@@ -81,6 +81,19 @@ def test_a_missing_quoted_phrase_or_nothing_at_all_is_refused_whatever_the_model
     assert verdict.judge(qa, None, [], 0.0).insufficient
 
 
+def test_what_a_pasted_message_quotes_is_a_value_once_a_result_writes_the_message() -> None:
+    # One printed line with no type before it: its quotes are the values formatted in.
+    qa = analyze("Redirect response '301 Moved Permanently' for url 'http://x' location: '/y'")
+    code = "message = \"{error_type} '{0.status_code} {0.reason_phrase}' for url '{0.url}'\""
+    writes = ev("httpx/_models.py", 1.0, 0.5, code, "message-template", bm25=1)
+    writes.scores["template_coverage"] = 0.41
+    others = strong()[1:]
+    refused = verdict.judge(qa, None, [ev("httpx/_client.py", 1.0, 0.5, code), *others], 0.0)
+    assert refused.insufficient and "301 Moved Permanently" in (refused.reason or "")
+    accepted = verdict.judge(qa, None, [writes, *others], 0.0)
+    assert not accepted.insufficient
+
+
 def row(project: str, right: bool, **signals: float) -> confidence_fit.Row:
     return confidence_fit.Row(
         frozenset({project}),

@@ -91,7 +91,8 @@ class QueryAnalysis:
     messages: list[str] = field(default_factory=list)  # error lines ("KeyError: 'x'")
     fragments: list[str] = field(default_factory=list)  # literal parts of those messages
     # What a message template in the code may have produced: the bodies of the error lines,
-    # or a short one-line question that may be a message pasted without its type.
+    # or a short one-line question that may be a message pasted without its type; and an
+    # error line whose prefix the program may have written itself (:func:`_own_prefix`).
     message_bodies: list[str] = field(default_factory=list)
     # The words every error line's literal text holds (values formatted in left out): a chunk
     # that holds them all may be the template, however the keyword channel ranks it.
@@ -215,6 +216,16 @@ def message_word_sets(bodies: list[str]) -> list[list[str]]:
             words = (tuple(literal_terms(part)) for part in parts[:MAX_WRAPPED_PARTS])
             out.extend(w for w in words if len(w) >= MIN_PART_WORDS)
     return [list(words) for words in dict.fromkeys(out) if words]
+
+
+def _own_prefix(message: str) -> bool:
+    """A lower-case word before the colon (``error: required option '…' not specified``,
+    commander's; a Go package's ``gin: …``) is a prefix the program may have written in the
+    same literal as the text, so the whole line is matched against templates too; Go's and
+    Rust's ``panic:`` is the runtime's."""
+    head, sep, _ = message.partition(": ")
+    head = head.strip()
+    return bool(sep) and head != "panic" and re.fullmatch(r"[a-z][a-z0-9_-]*", head) is not None
 
 
 def _exception_type_names(message: str) -> list[str]:
@@ -456,7 +467,9 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
         frames=frames,
         messages=messages,
         fragments=list(dict.fromkeys(fragments)),
-        message_bodies=list(dict.fromkeys(b for b in bodies if b)),
+        message_bodies=list(
+            dict.fromkeys(b for b in [*bodies, *filter(_own_prefix, messages)] if b)
+        ),
         message_terms=message_word_sets(bodies),
         exception_types=raised,
         rendering=rendering.text if rendering is not None else None,

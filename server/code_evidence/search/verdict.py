@@ -343,7 +343,7 @@ def judge(
     under ``threshold``. A quoted phrase, or an error code in a
     failure report, that no top result contains is a refusal on its own (:func:`must_find`);
     quoted names and code are not, since a change request often names what does not exist
-    yet."""
+    yet, nor is what a message quotes when a result holds the literal that writes it."""
     if not top:
         return Verdict(0.0, True, "nothing in the index matches the query")
     model = model or shipped()
@@ -351,6 +351,11 @@ def judge(
     confidence = model.probability(sig)
     threshold = model.line_for(sig, threshold)
     strict = must_find(qa)
+    if any("template_coverage" in e.scores for e in top[:TOP]):
+        # The question is a message a literal among the results writes (a pasted line with no
+        # type before it: ``Redirect response '301 Moved Permanently' for url '…'``): what it
+        # quotes are the values formatted in, which no code holds.
+        strict = [s for s in strict if s not in qa.quoted]
     if strict and not any(s in e.text for e in top[:TOP] for s in strict):
         return Verdict(
             round(min(confidence, threshold / 2), 3),
