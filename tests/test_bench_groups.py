@@ -248,3 +248,22 @@ def test_open_lines_counts_where_each_gold_result_opens() -> None:
     # An older run without lines opens every result at its start.
     old = {"t1": [{k: v for k, v in r.items() if k != "line"} for r in answers["t1"]]}
     assert measure([case], old, {}, min_lines=2)["commit a"]["line_in_gold"] == 0.5
+
+
+def test_about_file_scores_the_other_files_and_both_refusal_numbers() -> None:
+    """bench/about_file.py: a variant-b case asked as "what else must change with this file?"
+    is scored on the other changed files (the open file left out, as score.py does), and an
+    answer counts as refused while right or accepted while wrong by its verdict."""
+    from about_file import record, summary
+
+    case = commit("t1", "b", {"y.py": (), "z.py": ()})
+    hits = [Hit("x.py", 1, 2), Hit("y.py", 1, 2), Hit("w.py", 1, 2), Hit("z.py", 1, 2)]
+    right = record(case, "this", hits, 10.0, insufficient=True, confidence=0.1)
+    assert right["MRR@10"] == 1.0 and right["R@5"] == 1.0 and right["refused_right"]
+    wrong = record(case, "that", [Hit("w.py", 1, 2)], 30.0, insufficient=False, confidence=0.9)
+    assert wrong["MRR@10"] == 0.0 and wrong["accepted_wrong"] and not wrong["refused_right"]
+    history = record(case, "partners", [Hit("z.py", 1, 1)], None)
+    assert "refused_right" not in history and history["R@10"] == 0.5
+    rows = summary([right, wrong, history])
+    assert rows["this"]["refused_right"] == 1.0 and rows["that"]["median_ms"] == 30.0
+    assert "median_ms" not in rows["partners"]

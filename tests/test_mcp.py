@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -129,6 +130,16 @@ async def test_find_explain_related_and_status(project: Path, tmp_path: Path) ->
         assert "calls:" in related.text and "src/shop/pricing.py:13-14 tax_rate" in related.text
         # The text shows a caller's call, not its signature.
         assert "assert round(cart.total(), 2) == 10.2" in related.text
+        # The files the history changed with cart.py: the first commit added them all.
+        changed = related.data["changed_with"]
+        assert changed and all((project / c["path"]).is_file() for c in changed)
+        assert "src/shop/pricing.py" in {c["path"] for c in changed}
+        assert all(c["commits"] == 1 and 0 < c["strength"] <= 1 for c in changed)
+        assert re.fullmatch(r"\d{4}-\d\d-\d\d", changed[0]["last_changed"])
+        assert (
+            f"  {changed[0]['path']} (1 commit, last {changed[0]['last_changed']})"
+            in (related.text.split("changed with its file:\n", 1)[1])
+        )
 
         # Wait for every vector (a pass that never embeds them times out here). The state
         # alone is not waited on: it is read on the request's own store connection and was

@@ -196,6 +196,18 @@ class FindResult:
     rendering: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class ChangedWith:
+    """A file the workspace's git history changed together with another (``index/cochange``):
+    in how many of that file's recent commits, when last, and how strongly (the share of its
+    recency-weighted commits, each counted less the more files it touched)."""
+
+    path: str
+    commits: int
+    last_changed: str  # ISO date (UTC) of the newest such commit
+    strength: float
+
+
 @dataclass(slots=True)
 class Related:
     """What the editor shows for one name at one place (hover, code lens): where the name is
@@ -213,6 +225,9 @@ class Related:
     # that imports it).
     callees: list[Evidence] = field(default_factory=list)
     tests: list[Evidence] = field(default_factory=list)
+    # The files the history changed together with the place's file, strongest first: what
+    # else a change here usually touches (none for a plain folder).
+    changed_with: list[ChangedWith] = field(default_factory=list)
 
 
 @dataclass(slots=True)

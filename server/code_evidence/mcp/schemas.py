@@ -232,6 +232,27 @@ RELATED_INPUT: dict[str, Any] = {
     "additionalProperties": False,
 }
 
+_CHANGED_WITH: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string"},
+        "commits": {
+            "type": "integer",
+            "description": "How many of the file's recent commits also changed this one.",
+        },
+        "last_changed": {
+            "type": "string",
+            "description": "Date (YYYY-MM-DD, UTC) of the newest commit that changed both.",
+        },
+        "strength": {
+            "type": "number",
+            "description": "0-1: the share of the file's commits (recent ones and small ones "
+            "weigh more) that changed this one too.",
+        },
+    },
+    "required": ["path", "commits", "last_changed", "strength"],
+}
+
 _RELATED_OUTPUT: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -243,6 +264,12 @@ _RELATED_OUTPUT: dict[str, Any] = {
         "callees": {"type": "array", "items": _LOCATION},
         "tests": {"type": "array", "items": _LOCATION},
         "related": {"type": "array", "items": _LOCATION},
+        "changed_with": {
+            "type": "array",
+            "items": _CHANGED_WITH,
+            "description": "Files the git history changed together with path, strongest "
+            "first: what else a change there usually touches (empty without history).",
+        },
         "index": _INDEX_STATE,
     },
     "required": [
@@ -254,6 +281,7 @@ _RELATED_OUTPUT: dict[str, Any] = {
         "callees",
         "tests",
         "related",
+        "changed_with",
         "index",
     ],
 }
@@ -351,7 +379,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Code related to a place",
         "What is connected to the function or class at path:line: where its name is "
         "defined, who calls it (matched by name), what it calls, the tests that exercise it, "
-        "and other related code. Locations only, each with its first line.",
+        "other related code, and the files the git history changed together with its file. "
+        "Locations only, each with its first line.",
         RELATED_INPUT,
         _RELATED_OUTPUT,
     ),

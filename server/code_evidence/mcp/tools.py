@@ -224,12 +224,18 @@ def related_answer(found: Related, index: IndexState) -> tuple[dict[str, Any], s
         "callees": [location(e) for e in found.callees],
         "tests": [location(e) for e in found.tests],
         "related": [location(e) for e in found.related],
+        "changed_with": [to_json_dict(c) for c in found.changed_with],
         "index": to_json_dict(index),
     }
     lines = [line for line in (index.line(),) if line]
+    changed = [
+        f"  {c.path} ({c.commits} commit{'s' if c.commits != 1 else ''}, last {c.last_changed})"
+        for c in found.changed_with
+    ]
+    changed_text = ["changed with its file:", *changed] if changed else []
     if not found.name:
         lines.append("No function or class is defined at that line.")
-        return data, "\n".join(lines)
+        return data, "\n".join([*lines, *changed_text])
     lines.append(f"{found.name}" + (f" ({found.symbol})" if found.symbol else ""))
     sections = (
         ("defined in", found.definitions, None),
@@ -246,6 +252,7 @@ def related_answer(found: Related, index: IndexState) -> tuple[dict[str, Any], s
         lines.extend(f"  {_loc(e)}  {opening_code(e)}" for e in items)
         if count is not None and count > len(items):
             lines.append(f"  … and {count - len(items)} more")
+    lines.extend(changed_text or ["changed with its file: none in the history"])
     return data, "\n".join(lines)
 
 

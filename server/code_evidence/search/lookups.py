@@ -8,9 +8,10 @@ last pass must not be offered.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
-from ..api import Evidence, FindRequest, FindResult, Related
+from ..api import ChangedWith, Evidence, FindRequest, FindResult, Related
 from ..index.store import Store, symbol_name
 from . import calls
 from .focus import call_line, name_line
@@ -22,6 +23,7 @@ RELATED_CALLERS = 10
 RELATED_OTHER = 5
 RELATED_CALLEES = 10
 RELATED_TESTS = 5
+RELATED_CHANGED_WITH = 10
 
 
 class Lookups:
@@ -85,8 +87,9 @@ class Lookups:
         here = self.symbol_at(rel, line)
         symbol = here.symbol if here is not None else ""
         name = name or symbol_name(symbol).rsplit("::", 1)[-1]
+        changed = self.changed_with(rel) if extra else []
         if not name:
-            return Related("", symbol, [], [], 0, [])
+            return Related("", symbol, [], [], 0, [], changed_with=changed)
         # At the name's own definition (a lens) the question is its qualified symbol and the
         # definition is not its own caller; elsewhere (a hover on a call site) the question is
         # the name and the function around the cursor is one of the callers.
@@ -106,7 +109,26 @@ class Lookups:
         tests = self.tests(rel, name) if extra else []
         listed = [*definitions, *callers, *seen_here, *callees, *tests]
         others = _exclude(quick.results, listed, RELATED_OTHER)
-        return Related(name, symbol, definitions, callers, count, others, callees, tests)
+        return Related(name, symbol, definitions, callers, count, others, callees, tests, changed)
+
+    def changed_with(self, rel: str, limit: int = RELATED_CHANGED_WITH) -> list[ChangedWith]:
+        """The files still there that the history changed together with ``rel``, strongest
+        first (the co-change channel's partners; none for a plain folder)."""
+        store = self._reader()
+        head_time = store.get_meta("history_head_time")
+        if not head_time:
+            return []
+        partners = store.cochange().partners(rel, int(head_time), limit * 2)
+        return [
+            ChangedWith(
+                p.path,
+                p.count,
+                time.strftime("%Y-%m-%d", time.gmtime(p.last_time)),
+                round(p.strength, 3),
+            )
+            for p in partners
+            if self._exists(p.path)
+        ][:limit]
 
     def callees(self, rel: str, line: int) -> list[Evidence]:
         """Definitions of the names the chunk at ``rel:line`` calls (in its file or a file it

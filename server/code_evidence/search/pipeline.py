@@ -45,6 +45,7 @@ from . import (
     query,
     recall,
     rerank,
+    subject,
     verdict,
 )
 from .candidate import Candidate
@@ -168,6 +169,18 @@ def answer(
     answer."""
     t0 = time.perf_counter()
     qa = query.analyze(req.query, req.intent)
+    about_file = open_file is not None and subject.asks_about_the_file(qa)
+    if about_file:
+        names = subject.defined_names(index.reader.chunks_of(open_file))
+        if names:
+            qa = subject.as_its_names(qa, names)
+            shown_names = ", ".join(names[:5]) + (", …" if len(names) > 5 else "")
+            notes.append(
+                f"asked about {open_file} itself: read as the {len(names)} names it defines "
+                f"({shown_names}); one result for each other file"
+            )
+        else:
+            about_file = False
     notes.extend(qa.reading_notes)
     words = crosslingual.han_query_terms(qa.raw)
     lexical = index.lexical if cfg.stages.lexical else None
@@ -257,9 +270,10 @@ def answer(
             parts_read = rendering
     pause(control)
     t0 = time.perf_counter()
-    ranked = assemble.diversify(
-        cands, assemble.file_quota(cfg.ranking, open_file), cfg.ranking.distinct_margin, open_file
-    )
+    quota = 1 if about_file else assemble.file_quota(cfg.ranking, open_file)
+    ranked = assemble.diversify(cands, quota, cfg.ranking.distinct_margin, open_file)
+    if about_file and open_file is not None:
+        ranked = subject.others_first(ranked, open_file, qa.about_tests)
     ranked = assemble.members_first(ranked, set(qa.names))
     top = [evidence(c) for c in ranked[: verdict.TOP]]
     doc_freq = index.lexical.doc_freq if index.lexical is not None else None

@@ -1,0 +1,162 @@
+"""A question about the open file itself: "what else must change with this file?", "which
+tests cover this?", "what depends on this module?".
+
+Such a question names no code: its words (change, file, tests, this) match whatever chunks
+happen to say them (``KeepOpenFile``, ``FileError`` for "this file" in click's ``termui.py``),
+and the vectors read them as any other sentence. What it is about is the file, so it is read
+as the names the file defines, the way a user would ask about them one by one: keywords then
+find the code that uses those names (its callers, its importers, the tests that call it),
+the vectors the code that reads like it, and the structure and co-change channels the open
+file's neighbours and partners as for any question from an open file. The answer is a list of
+other files, one result each (``assemble.diversify``), the open file's own chunks after them.
+Measured on the dev set's variant-b cases asked this way (docs/quality.md, "What else must
+change with this file").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterable
+
+from ..index.store import StoredChunk
+from .candidate import Candidate
+from .query import STOPWORDS, QueryAnalysis, analyze
+
+# Beside the stopwords, the words such a question is made of: the file, changing it together,
+# what relates to it. A question with any other word names something to look for.
+ABOUT_FILE_WORDS = frozenset(
+    [
+        "file",
+        "files",
+        "module",
+        "modules",
+        "package",
+        "code",
+        "here",
+        "else",
+        "together",
+        "along",
+        "alongside",
+        "usually",
+        "often",
+        "typically",
+        "always",
+        "likely",
+        "need",
+        "needs",
+        "needed",
+        "needing",
+        "go",
+        "goes",
+        "going",
+        "edit",
+        "edits",
+        "edited",
+        "editing",
+        "modify",
+        "modifies",
+        "modified",
+        "modifying",
+        "changing",
+        "updating",
+        "touch",
+        "touches",
+        "touched",
+        "touching",
+        "related",
+        "relate",
+        "relates",
+        "relating",
+        "affect",
+        "affects",
+        "affected",
+        "affecting",
+        "depend",
+        "depends",
+        "depending",
+        "dependent",
+        "dependents",
+        "dependency",
+        "dependencies",
+        "rely",
+        "relies",
+        "test",
+        "tests",
+        "tested",
+        "testing",
+        "cover",
+        "covers",
+        "covered",
+        "call",
+        "calls",
+        "called",
+        "calling",
+        "caller",
+        "callers",
+        "import",
+        "imports",
+        "imported",
+        "importing",
+        "reference",
+        "references",
+        "referenced",
+        "one",
+        "ones",
+        "place",
+        "places",
+        "thing",
+        "things",
+        "well",
+        "too",
+    ]
+)
+MAX_NAMES = 25  # names of the file read as the question (a file's first ones, in line order)
+_WORD_RE = re.compile(r"[a-z']+")
+
+
+def asks_about_the_file(qa: QueryAnalysis) -> bool:
+    """Whether the question says nothing but "this file": no name, path, quote, error or
+    Chinese, and every word a stopword or one of :data:`ABOUT_FILE_WORDS`."""
+    if qa.identifiers or qa.paths or qa.quoted or qa.error_codes or qa.frames or qa.messages:
+        return False
+    if qa.rendering is not None:
+        return False
+    words = _WORD_RE.findall(qa.raw.lower())
+    return bool(words) and all(w in STOPWORDS or w in ABOUT_FILE_WORDS for w in words)
+
+
+def defined_names(chunks: Iterable[StoredChunk], limit: int = MAX_NAMES) -> list[str]:
+    """The names a file defines, outermost first (``Flask`` for ``Flask.route``), in line
+    order, each once."""
+    names: dict[str, None] = {}
+    for sc in chunks:
+        top = sc.chunk.symbol.split(".", 1)[0].strip()
+        if len(top) > 1 and top not in names:
+            names[top] = None
+            if len(names) == limit:
+                break
+    return list(names)
+
+
+def as_its_names(qa: QueryAnalysis, names: list[str]) -> QueryAnalysis:
+    """The question read as the names: analysed as if asked, with the intent and whether it is
+    about tests kept from the question as asked."""
+    read = analyze(" ".join(names), qa.intent)
+    return dataclasses.replace(
+        read,
+        about_tests=qa.about_tests,
+        reading_notes=[*qa.reading_notes, *read.reading_notes],
+    )
+
+
+def others_first(ranked: list[Candidate], open_file: str, tests: bool) -> list[Candidate]:
+    """The other files' results before the open file's, since the question asks what else;
+    with ``tests`` ("which tests cover this?") the tests' before the code's."""
+
+    def place(c: Candidate) -> int:
+        if c.stored.chunk.path == open_file:
+            return 2
+        return 0 if c.stored.chunk.is_test or not tests else 1
+
+    return sorted(ranked, key=place)
