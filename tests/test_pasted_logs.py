@@ -58,6 +58,8 @@ ROUTERS = {
     "aws logs tail (an ECS task)": [
         "2024-05-01T10:12:03.117482+00:00 ecs/web/0123456789abcdef0123456789abcdef "
     ],
+    "npm 10": ["npm error "],
+    "npm 9": ["npm ERR! "],
     "a reply's quote": ["> "],
     "a quote in a quote": ["> > ", ">> "],
 }
@@ -124,9 +126,19 @@ def test_one_line_through_compose_or_quoted_is_an_error_line(prefix: str) -> Non
     assert qa.messages == ["AttributeError: 'NoneType' object has no attribute 'startswith'"]
 
 
+def test_npm_s_message_is_read_without_its_level() -> None:
+    """npm writes its level before each line: the message under it is a program's printed
+    line, whose template is asked for (the question on npm's own code: docs/quality.md)."""
+    for level in ("npm error ", "npm ERR! "):
+        qa = analyze(level + 'Missing script: "build"')
+        assert qa.message_bodies == ['Missing script: "build"'] and "npm" not in qa.terms
+        assert qa.reading_notes == ["read without a log's line prefixes: npm's log level"]
+
+
 @pytest.mark.parametrize(
     "text",
     [
+        "npm errors are printed where?",  # a sentence about npm, no level
         "str | None where is it returned",  # a type union, not a service
         "where is Option | None narrowed\nand int | float",
         # a compiler's places: a file and a number, not a Turborepo task

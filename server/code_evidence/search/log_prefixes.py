@@ -1,7 +1,7 @@
 """What a log router writes before every line it forwards, taken off a pasted log (and a
 quote's ``> ``, which a reply or a Markdown quote writes the same way).
 
-A traceback copied from ``docker compose logs``, ``kubectl logs``, ``journalctl``, Heroku,
+A traceback copied from ``docker compose logs``, ``kubectl logs``, ``journalctl``, Heroku, npm,
 ``fly logs``, ``aws logs tail``, a CI system's raw log or ``gh run view --log-failed`` (what an
 agent reads of a failed CI run) carries a prefix on each line (``web-1  | ``,
 ``2024-05-01T10:12:03.117Z stderr F ``, ``May 01 10:12:03 web01 gunicorn[4121]: ``): the
@@ -112,6 +112,17 @@ _SHAPES = (
     _Shape(
         "Fly.io machine",
         re.compile(r"app\[[0-9a-f]{6,}\] [a-z]{3} \[(?:info|warn|error|debug|trace|fatal)\]"),
+        1,
+    ),
+    # npm's logger, before every line it writes: its level (``npm error Missing script:
+    # "build"``; npm 9 and before ``npm ERR! ``, ``npm WARN ``), so the message under it is
+    # read as a program's (one line is enough: no sentence starts so).
+    _Shape(
+        "npm's log level",
+        re.compile(
+            r"npm (?:ERR!|WARN|error|warn|notice|info|verbose|verb|http|timing|silly|sill)"
+            rf"{_END}"
+        ),
         1,
     ),
     # ``kubectl logs --prefix`` (``[pod/web-7d9f/app] ``).
