@@ -25,6 +25,9 @@ from code_evidence.search.query import analyze
         "which tests cover this",
         "what depends on this module",
         "this",
+        "这个文件还要改什么",
+        "哪些测试覆盖了这个文件",
+        "这个模块被谁调用",
     ],
 )
 def test_a_question_that_names_nothing_but_the_file_is_about_it(question: str) -> None:
@@ -37,7 +40,8 @@ def test_a_question_that_names_nothing_but_the_file_is_about_it(question: str) -
         "what else must change when parse_args moves",  # a name
         "what else must change with the timeout",  # a word to look for
         "what else must change in 'src/app.py'",  # a quote and a path
-        "这个文件还要改什么",  # Chinese: read by the glossary, as asked
+        "这个文件的缓存逻辑在哪里",  # Chinese naming the caching logic
+        "这个文件还需要改什么配置",  # ... the configuration
         "KeyError: 'this'",  # an error
     ],
 )
