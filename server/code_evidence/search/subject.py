@@ -25,100 +25,25 @@ from .query import STOPWORDS, QueryAnalysis, analyze
 
 # Beside the stopwords, the words such a question is made of: the file, changing it together,
 # what relates to it. A question with any other word names something to look for.
-ABOUT_FILE_WORDS = frozenset(
-    [
-        "file",
-        "files",
-        "module",
-        "modules",
-        "package",
-        "code",
-        "here",
-        "else",
-        "together",
-        "along",
-        "alongside",
-        "usually",
-        "often",
-        "typically",
-        "always",
-        "likely",
-        "need",
-        "needs",
-        "needed",
-        "needing",
-        "go",
-        "goes",
-        "going",
-        "edit",
-        "edits",
-        "edited",
-        "editing",
-        "modify",
-        "modifies",
-        "modified",
-        "modifying",
-        "changing",
-        "updating",
-        "touch",
-        "touches",
-        "touched",
-        "touching",
-        "related",
-        "relate",
-        "relates",
-        "relating",
-        "affect",
-        "affects",
-        "affected",
-        "affecting",
-        "depend",
-        "depends",
-        "depending",
-        "dependent",
-        "dependents",
-        "dependency",
-        "dependencies",
-        "rely",
-        "relies",
-        "test",
-        "tests",
-        "tested",
-        "testing",
-        "cover",
-        "covers",
-        "covered",
-        "call",
-        "calls",
-        "called",
-        "calling",
-        "caller",
-        "callers",
-        "import",
-        "imports",
-        "imported",
-        "importing",
-        "reference",
-        "references",
-        "referenced",
-        "one",
-        "ones",
-        "place",
-        "places",
-        "thing",
-        "things",
-        "well",
-        "too",
-    ]
-)
+_WORDS = """
+    file files module modules package code here else together along alongside usually often
+    typically always likely need needs needed needing go goes going edit edits edited editing
+    modify modifies modified modifying changing updating touch touches touched touching related
+    relate relates relating affect affects affected affecting depend depends depending
+    dependent dependents dependency dependencies rely relies test tests tested testing cover
+    covers covered call calls called calling caller callers import imports imported importing
+    reference references referenced one ones place places thing things well too
+"""
+ABOUT_FILE_WORDS = frozenset(_WORDS.split())
+
 # The same question in Chinese: its words, taken off longest first, leave no Han character
 # ("这个文件还需要改什么", "还有哪些文件要一起改", "哪些测试覆盖了这个文件", "这个模块被谁调用").
 _ZH_WORDS = """
-        这个 那个 这 此 本 该 文件 模块 代码 包 这里 还 还有 也 都 需要 需 要 得 必须 应该 会
-        改 修改 改动 更改 变更 变动 编辑 更新 一起 同时 跟着 一般 通常 经常 往往 相关 有关 关联
-        依赖 引用 导入 用到 使用 调用 影响 测试 覆盖 其他 其它 别的 另外 什么 哪些 哪个 哪里
-        哪儿 哪 谁 有 了 的 时 时候 当 我 被 和 与 跟 地方 文件里 吗 呢 呀
-        """
+    这个 那个 这 此 本 该 文件 模块 代码 包 这里 还 还有 也 都 需要 需 要 得 必须 应该 会
+    改 修改 改动 更改 变更 变动 编辑 更新 一起 同时 跟着 一般 通常 经常 往往 相关 有关 关联
+    依赖 引用 导入 用到 使用 调用 影响 测试 覆盖 其他 其它 别的 另外 什么 哪些 哪个 哪里
+    哪儿 哪 谁 有 了 的 时 时候 当 我 被 和 与 跟 地方 文件里 吗 呢 呀
+"""
 ZH_ABOUT_FILE_WORDS = tuple(sorted(_ZH_WORDS.split(), key=len, reverse=True))
 _HAN_RE = re.compile(r"[\u4e00-\u9fff]")
 MAX_NAMES = 25  # names of the file read as the question (a file's first ones, in line order)
