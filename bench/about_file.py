@@ -21,7 +21,6 @@ Results: a table on stdout and a JSON file (``--out``, default
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
@@ -29,14 +28,20 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from common import DEFAULT_SHARED, log, result_path, utc_iso  # first: server/ on sys.path
+from common import log, write_report  # first: server/ on sys.path
 
 # isort: split
 from code_evidence import config
 from code_evidence.api import FindRequest
 from code_evidence.engine import Engine
 from code_evidence.evaluation.evaluate import CONFIGS, Case, Hit, configured, score_case
-from devset import DEFAULT_INDEX_ROOT, DEFAULT_WS, ensure_workspace, load_cases, load_manifest
+from devset import (
+    add_index_options,
+    built_index,
+    ensure_workspace,
+    load_cases,
+    load_manifest,
+)
 
 ASKED = "(the commit's own question)"
 PARTNERS = "(co-change partners alone)"
@@ -137,10 +142,7 @@ def table(rows: dict[str, dict[str, float]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--shared", type=Path, default=DEFAULT_SHARED)
-    ap.add_argument("--ws", type=Path, default=DEFAULT_WS["history"])
-    ap.add_argument("--index-root", type=Path, default=DEFAULT_INDEX_ROOT["history"])
-    ap.add_argument("--dataset", action="append", help="only this dataset (repeatable)")
+    add_index_options(ap)
     ap.add_argument("--phrasing", action="append", help="ask this instead (repeatable)")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
@@ -155,9 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     for d in datasets:
         ws = ensure_workspace(shared, args.ws.resolve(), d, True)
         cases = [c for c in load_cases(shared, d, None) if c.variant == "b"]
-        index_dir = args.index_root.resolve() / d["name"]
-        if not (index_dir / "store.sqlite").is_file():
-            raise SystemExit(f"{index_dir}: no index (run quality.py --history first)")
+        index_dir = built_index(args.index_root, d["name"])
         eng = Engine(ws, index_dir=index_dir, config=config.Config())
         with eng, configured(eng, CONFIGS["full"], {}):
             for case in cases:
@@ -173,17 +173,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{p} ({r['n']:.0f}) {r['MRR@10']:.3f} / {r['R@10']:.3f}" for p, r in projects.items()
         )
     )
-    out = args.out or result_path("about-file")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    report = {
-        "created": utc_iso(),
-        "phrasings": list(phrasings),
-        "rows": rows,
-        "per_project": projects,
-        "cases": records,
-    }
-    out.write_text(json.dumps(report, indent=1) + "\n")
-    log(f"wrote {out}")
+    report = {"phrasings": list(phrasings), "rows": rows, "per_project": projects}
+    write_report(args.out, "about-file", {**report, "cases": records})
     return 0
 
 

@@ -10,6 +10,7 @@ only: a benchmark run needs the runtime dependencies and nothing else (no dev ex
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import statistics
@@ -56,6 +57,16 @@ def result_path(kind: str, folder: Path = RESULTS) -> Path:
     one file per run, so runs never overwrite each other and can be diffed later."""
     folder.mkdir(parents=True, exist_ok=True)
     return folder / f"{kind}-{stamp()}.json"
+
+
+def write_report(out: Path | None, kind: str, fields: dict[str, Any]) -> Path:
+    """Write a run's report as JSON, its ``created`` time first, to ``out`` or a new
+    :func:`result_path` of ``kind``; log and return where."""
+    path = out or result_path(kind)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"created": utc_iso(), **fields}, indent=1) + "\n")
+    log(f"wrote {path}")
+    return path
 
 
 def machine() -> dict[str, Any]:

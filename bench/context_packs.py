@@ -28,20 +28,14 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from common import DEFAULT_SHARED, log, result_path, utc_iso  # first: server/ on sys.path
+from common import log, write_report  # first: server/ on sys.path
 
 # isort: split
 from code_evidence import config
 from code_evidence.api import FindRequest, FindResult
 from code_evidence.engine import Engine
 from code_evidence.evaluation.evaluate import CONFIGS, GROUP_ORDER, Case, configured
-from devset import (
-    DEFAULT_INDEX_ROOT,
-    DEFAULT_WS,
-    dev_cases,
-    ensure_workspace,
-    load_manifest,
-)
+from devset import add_index_options, built_index, dev_cases, ensure_workspace, load_manifest
 
 # A block's header in the pack (assemble._header): "# path:start-end  symbol".
 _HEADER = re.compile(r"^# (\S+):(\d+)-(\d+)(?:  .*)?$")
@@ -139,10 +133,7 @@ def table(rows: dict[str, dict[str, float]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--shared", type=Path, default=DEFAULT_SHARED)
-    ap.add_argument("--ws", type=Path, default=DEFAULT_WS["history"])
-    ap.add_argument("--index-root", type=Path, default=DEFAULT_INDEX_ROOT["history"])
-    ap.add_argument("--dataset", action="append", help="only this dataset (repeatable)")
+    add_index_options(ap)
     ap.add_argument("--set", dest="ranking", action="append", default=[], metavar="KEY=VALUE")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
@@ -159,9 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     for d in datasets:
         ws = ensure_workspace(shared, args.ws.resolve(), d, True)
         cases = dev_cases(shared, d)
-        index_dir = args.index_root.resolve() / d["name"]
-        if not (index_dir / "store.sqlite").is_file():
-            raise SystemExit(f"{index_dir}: no index (run quality.py --history first)")
+        index_dir = built_index(args.index_root, d["name"])
         eng = Engine(ws, index_dir=index_dir, config=config.Config())
         with eng, configured(eng, CONFIGS["full"], ranking):
             for case in cases:
@@ -176,17 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     for g in rows:
         if g in why:
             print(f"{g:<16}" + "".join(f"{v:>15}" for v in why[g].values()))
-    out = args.out or result_path("context-packs")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    report = {
-        "created": utc_iso(),
-        "ranking": ranking,
-        "groups": rows,
-        "misses": why,
-        "cases": records,
-    }
-    out.write_text(json.dumps(report, indent=1) + "\n")
-    log(f"wrote {out}")
+    report = {"ranking": ranking, "groups": rows, "misses": why, "cases": records}
+    write_report(args.out, "context-packs", report)
     return 0
 
 

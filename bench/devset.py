@@ -9,6 +9,7 @@ manifest needs only the standard library; building cases imports the engine's ``
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 import subprocess
@@ -17,7 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from common import BENCH, CACHE_ROOT, log
+from common import BENCH, CACHE_ROOT, DEFAULT_SHARED, log
 
 if TYPE_CHECKING:
     from code_evidence.evaluation.evaluate import Case
@@ -204,3 +205,20 @@ def ensure_workspace(shared: Path, ws_root: Path, dataset: dict[str, Any], histo
     if not history and is_git:
         raise SystemExit(f"{ws}: a git checkout (--history layout); sdist mode needs its own --ws")
     return ws
+
+
+def add_index_options(ap: argparse.ArgumentParser) -> None:
+    """The options of a script that asks again on ``quality.py --history``'s workspaces and
+    indexes (context_packs.py, about_file.py)."""
+    ap.add_argument("--shared", type=Path, default=DEFAULT_SHARED)
+    ap.add_argument("--ws", type=Path, default=DEFAULT_WS["history"])
+    ap.add_argument("--index-root", type=Path, default=DEFAULT_INDEX_ROOT["history"])
+    ap.add_argument("--dataset", action="append", help="only this dataset (repeatable)")
+
+
+def built_index(index_root: Path, dataset: str) -> Path:
+    """The dataset's index under ``index_root``, which quality.py built; an error if none."""
+    index_dir = index_root.resolve() / dataset
+    if not (index_dir / "store.sqlite").is_file():
+        raise SystemExit(f"{index_dir}: no index (run quality.py --history first)")
+    return index_dir
