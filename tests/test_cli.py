@@ -146,6 +146,19 @@ def test_errors_are_clear_with_exit_code_2(project: Path, tmp_path: Path) -> Non
     assert cfg.returncode == 2 and "max_file_byts" in cfg.stderr
 
 
+def test_an_option_the_command_lacks_is_its_error_with_the_option_meant() -> None:
+    """``--root`` (ripgrep's and others' word for the folder) and a misspelt option are the
+    command's own errors, its usage shown, with the option the user meant."""
+    root = run_cli("find", "--root", ".", "where is the timeout")
+    assert root.returncode == 2 and "Traceback" not in root.stderr
+    assert "usage: code-evidence find" in root.stderr
+    assert "unrecognized arguments: --root" in root.stderr
+    assert "the folder to search is --workspace" in root.stderr
+    typo = run_cli("status", "--jsn")
+    assert typo.returncode == 2 and "code-evidence status: error" in typo.stderr
+    assert "did you mean --json?" in typo.stderr
+
+
 def test_index_then_status(project: Path, tmp_path: Path) -> None:
     idx = str(tmp_path / "idx")
     out = run_cli("index", "--workspace", str(project), "--index-dir", idx, "--json")

@@ -9,6 +9,7 @@ stderr so they never corrupt it. What a person reads is built in ``cli_output.py
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import sys
 from collections.abc import Sequence
@@ -201,9 +202,37 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
     return serve(args.workspace, args.index_dir, args.trust_other_owner, args.index_wait)
 
 
+# Options people bring from other tools for the folder to search: what this one calls it.
+_WORKSPACE_ALIASES = ("--root", "--repo", "--dir", "--directory", "--folder", "--path", "--cwd")
+
+
+def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """The arguments; an option the command does not take is an error of that command (its
+    usage, not the top level's), with the option it may have meant."""
+    args, extra = parser.parse_known_args(argv)
+    if not extra:
+        return args
+    command = next(
+        a.choices[args.command]
+        for a in parser._actions
+        if isinstance(a, argparse._SubParsersAction)
+    )
+    unknown = [e for e in extra if e.startswith("-")] or extra
+    hints = []
+    for option in unknown:
+        name = option.split("=", 1)[0]
+        if name in _WORKSPACE_ALIASES and "--workspace" in command._option_string_actions:
+            hints.append(f"{name}: the folder to search is --workspace")
+        else:
+            close = difflib.get_close_matches(name, list(command._option_string_actions), n=1)
+            hints.extend(f"{name}: did you mean {c}?" for c in close)
+    hint = f" ({'; '.join(hints)})" if hints else ""
+    command.error(f"unrecognized arguments: {' '.join(extra)}{hint}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = _parse(parser, argv)
     _workspace_from_folder(parser, args)
     if args.command == "serve":  # the workspace comes from the editor, not the command line
         from .lsp.app import serve
