@@ -198,8 +198,19 @@ async def test_code_lens_then_resolve(client: Client, project: Path) -> None:
     )
     assert found is not None
     by_line = {lens.range.start.line: lens for lens in found}
-    assert set(by_line) == {3, 12}  # discount_for, tax_rate (0-based lines)
-    assert all(lens.command is None for lens in found)  # cheap: resolved lazily
+    # The file's lens, then discount_for and tax_rate (0-based lines).
+    assert set(by_line) == {0, 3, 12}
+    assert all(by_line[n].command is None for n in (3, 12))  # cheap: resolved lazily
+    # The file's lens comes resolved: the files the history changed with pricing.py (the
+    # first commit added them all), each at its first line.
+    file_lens = by_line[0].command
+    assert file_lens is not None and file_lens.command == "codeEvidence.showRelated"
+    _, at, partners = file_lens.arguments  # type: ignore[misc]
+    assert at == {"line": 0, "character": 0}
+    assert file_lens.title == f"changes with {len(partners)} files" and len(partners) > 1
+    cart_file = (project / "src/shop/cart.py").resolve().as_uri()
+    assert cart_file in {p["uri"] for p in partners}
+    assert all(p["range"]["start"]["line"] == 0 for p in partners)
 
     resolved = await client.code_lens_resolve_async(by_line[3])
     cmd = resolved.command

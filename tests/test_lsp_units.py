@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from code_evidence.api import ChangedWith
 from code_evidence.git import Git
 from code_evidence.live.watch import Batch, Debouncer, FolderWatcher, IgnoreFilter
 from code_evidence.lsp import protocol
-from code_evidence.lsp.features import hover
+from code_evidence.lsp.features import hover, lenses
 from code_evidence.lsp.uris import UriError, line_range, relative_to, uri_to_path
 from support.project import git, init_repo
 
@@ -360,3 +361,15 @@ def test_fence_without_a_probe_and_a_probe_that_never_arrives(
         plain.stop()
         probed.stop()
         deb.close()
+
+
+def test_the_file_lens_lists_the_history_s_partners_or_is_absent(tmp_path: Path) -> None:
+    """A file with no partner in the history (a plain folder, a new file) gets no lens; one
+    partner is ``1 file``, each opened at its first line."""
+    uri = (tmp_path / "a.py").as_uri()
+    assert lenses.changes_with(tmp_path, uri, []) == []
+    (lens,) = lenses.changes_with(tmp_path, uri, [ChangedWith("b.py", 3, "2026-11-30", 0.4)])
+    assert lens.command is not None and lens.command.title == "changes with 1 file"
+    _, _, (where,) = lens.command.arguments  # type: ignore[misc]
+    assert where["uri"] == (tmp_path / "b.py").as_uri()
+    assert where["range"]["start"] == {"line": 0, "character": 0}

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from .api import (
     MAX_PASTE_CHARS,
     MAX_QUERY_CHARS,
+    ChangedWith,
     EngineError,
     Evidence,
     FindRequest,
@@ -305,6 +306,12 @@ class Engine:
     def symbol_at(self, path: str, line: int) -> Evidence | None:
         with self.snapshot():
             return self._lookups.symbol_at(path, line)
+
+    def changed_with(self, path: str) -> list[ChangedWith]:
+        """The files the git history changed together with ``path``, strongest first (the
+        file lens; ``related_code``'s ``changed_with``)."""
+        with self.snapshot():
+            return self._lookups.changed_with(self._relative(path))
 
     def definitions(self, name: str, limit: int = 5) -> list[Evidence]:
         with self.snapshot():

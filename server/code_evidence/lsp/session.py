@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from ..api import (
+    ChangedWith,
     Evidence,
     FindRequest,
     FindResult,
@@ -231,6 +232,10 @@ class FolderSession:
 
     def outline(self, rel: str) -> list[Evidence]:
         return self.engine.outline(rel)
+
+    def lens_places(self, rel: str) -> tuple[list[Evidence], list[ChangedWith]]:
+        """Where a file's lenses go: its outline, and the files the history changed with it."""
+        return self.engine.outline(rel), self.engine.changed_with(rel)
 
 
 class _StatusRelay:

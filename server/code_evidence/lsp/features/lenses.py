@@ -1,9 +1,11 @@
 """``textDocument/codeLens`` and ``codeLens/resolve``: ``N callers · related`` above each
-function and class.
+function and class, and ``changes with N files`` on a file's first line.
 
 ``textDocument/codeLens`` only lists where lenses go (the file's outline, one store read);
 counting callers and finding related code waits for ``codeLens/resolve``, which editors send
-only for lenses on screen.
+only for lenses on screen. The file's lens comes resolved: the files the git history changed
+together with it (``Engine.changed_with``, one bounded read) are what it shows, and a file
+with none (a plain folder, a new file) gets no lens.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-from ...api import MAX_LINE, Evidence
+from ...api import MAX_LINE, ChangedWith, Evidence
 from ...live.pool import Priority
 from ..protocol import CMD_SHOW_RELATED, invalid
 from ..server import CodeEvidenceServer
@@ -46,6 +48,27 @@ def unresolved(outline: list[Evidence], uri: str) -> list[types.CodeLens]:
             )
         )
     return lenses
+
+
+def changes_with(root: Path, uri: str, changed: list[ChangedWith]) -> list[types.CodeLens]:
+    """The file's lens: ``changes with N files`` on its first line, running
+    ``codeEvidence.showRelated`` on the files (each at its first line), strongest first; none
+    when the history has no partner for it."""
+    if not changed:
+        return []
+    top = types.Position(line=0, character=0)
+    n = len(changed)
+    title = f"changes with {n} file{'' if n == 1 else 's'}"
+    locations = [location(root, c.path, 1, 1) for c in changed]
+    position = {"line": 0, "character": 0}
+    return [
+        types.CodeLens(
+            range=types.Range(start=top, end=top),
+            command=types.Command(
+                title=title, command=CMD_SHOW_RELATED, arguments=[uri, position, locations]
+            ),
+        )
+    ]
 
 
 def lens_data(lens: types.CodeLens) -> tuple[str, str, int]:
@@ -91,8 +114,8 @@ async def on_code_lens(
         session, rel = ls.folders.session_for_uri(uri, types.TEXT_DOCUMENT_CODE_LENS)
     except JsonRpcInvalidParams:
         return []  # outside every workspace folder: no lenses, and no error popup
-    outline = await ls.read(session, Priority.LATENCY, session.outline, rel)
-    return unresolved(outline, uri)
+    outline, changed = await ls.read(session, Priority.LATENCY, session.lens_places, rel)
+    return changes_with(session.root, uri, changed) + unresolved(outline, uri)
 
 
 async def on_code_lens_resolve(ls: CodeEvidenceServer, lens: types.CodeLens) -> types.CodeLens:
