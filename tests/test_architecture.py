@@ -15,7 +15,7 @@ PACKAGE = ROOT / "server" / "code_evidence"
 DOC = ROOT / "docs" / "architecture.md"
 BASE = {"api", "config", "paths", "secrets", "filekinds", "git", "requestlog"}
 # The command line's modules: parsing and dispatch, and what it prints.
-CLI = {"cli", "cli_output"}
+CLI = {"cli", "cli_args", "cli_output"}
 # Stages a reader of the pipeline expects to find in the table.
 STAGES = {
     "listing files",

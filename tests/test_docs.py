@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from code_evidence import api, cli, secrets
+from code_evidence import api, cli_args, secrets
 from code_evidence.api import Evidence, FindResult, StageTiming
 from code_evidence.config import _CHOICES, Config, IndexConfig
 from code_evidence.evaluation.backtest import DEFAULT_CONFIGS
@@ -154,7 +154,7 @@ def test_readme_examples_are_real_commands() -> None:
     commands = re.findall(r"^\$ (code-evidence .*?)(?<!\\)$", text, re.M)
     assert len(commands) == 3, commands
     for command in commands:
-        cli.build_parser().parse_args(shlex.split(command)[1:])
+        cli_args.build_parser().parse_args(shlex.split(command)[1:])
     assert re.search(r"at commit [0-9a-f]{7}", text)
 
 

@@ -467,9 +467,20 @@ describe(
         textDocument: { uri: uriOf('billing.py') },
       });
       assert.ok(lenses && lenses.length >= 2, `lenses: ${JSON.stringify(lenses)}`);
+      // The file's own lens comes resolved on its first line: the files the history changed
+      // with it (one commit added them all), in the shape the showRelated handler accepts.
+      const fileLens = lenses.find((l) => l.command !== undefined);
+      assert.ok(fileLens?.command, `no file lens: ${JSON.stringify(lenses)}`);
+      assert.equal(fileLens.range.start.line, 0);
+      assert.match(fileLens.command.title, /^changes with \d+ files?$/);
+      const [, , partners] = parseShowRelatedArgs(fileLens.command.arguments ?? []);
       assert.ok(
-        lenses.every((l) => l.command === undefined),
-        'lenses must resolve lazily',
+        partners.some((l) => l.uri === uriOf('app.py')),
+        JSON.stringify(partners),
+      );
+      assert.ok(
+        lenses.filter((l) => l !== fileLens).every((l) => l.command === undefined),
+        'symbol lenses must resolve lazily',
       );
       const target = positionOf(BILLING, 'def compute_invoice_total').line;
       const lens = lenses.find((l) => l.range.start.line === target);
