@@ -218,6 +218,37 @@ def message_word_sets(bodies: list[str]) -> list[list[str]]:
     return [list(words) for words in dict.fromkeys(out) if words]
 
 
+# A phrasal verb's particle: code fuses the pair into one name (``timeout``, ``setup``,
+# ``login``, ``fallback``, ``cleanup``, ``checkout``, ``plugin``) that the question splits
+# ("timing out", "set up", "logging in", "falls back").
+_PARTICLES = frozenset({"out", "up", "in", "down", "off", "back", "over"})
+_PHRASE_WORDS = re.compile(r"[a-z]+")
+
+
+def _verb_forms(word: str) -> list[str]:
+    """The base forms an inflected verb may come from: ``timing`` -> time, ``logging`` -> log,
+    ``falls`` -> fall, ``cleaned`` -> clean (over-generated; the index decides which exist)."""
+    forms = [word]
+    for suffix in ("ing", "ed", "s"):
+        if word.endswith(suffix) and len(word) > len(suffix) + 1:
+            stem = word[: -len(suffix)]
+            forms += [stem, stem + "e"]
+            if len(stem) > 2 and stem[-1] == stem[-2]:
+                forms.append(stem[:-1])  # logging -> logg -> log
+    return list(dict.fromkeys(forms))
+
+
+def phrasal_compounds(raw: str) -> list[str]:
+    """The one-word names a question's phrasal verbs may stand for ("timing out" ->
+    timeout, timingout, ...): candidates only; the pipeline keeps those the workspace holds."""
+    words = _PHRASE_WORDS.findall(raw.lower())
+    out: list[str] = []
+    for verb, particle in zip(words, words[1:], strict=False):
+        if particle in _PARTICLES and verb not in _PARTICLES and len(verb) > 1:
+            out.extend(form + particle for form in _verb_forms(verb))
+    return list(dict.fromkeys(out))
+
+
 def _own_prefix(message: str) -> bool:
     """A lower-case word before the colon (``error: required option '…' not specified``,
     commander's; a Go package's ``gin: …``) is a prefix the program may have written in the
