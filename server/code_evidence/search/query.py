@@ -11,6 +11,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from ..index import cjk
 from ..index.terms import code_terms, split_identifier
@@ -243,7 +244,7 @@ def phrasal_compounds(raw: str) -> list[str]:
     timeout, timingout, ...): candidates only; the pipeline keeps those the workspace holds."""
     words = _PHRASE_WORDS.findall(raw.lower())
     out: list[str] = []
-    for verb, particle in zip(words, words[1:], strict=False):
+    for verb, particle in pairwise(words):
         if particle in _PARTICLES and verb not in _PARTICLES and len(verb) > 1:
             out.extend(form + particle for form in _verb_forms(verb))
     return list(dict.fromkeys(out))
