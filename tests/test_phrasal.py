@@ -30,9 +30,16 @@ def test_a_phrasal_verb_gives_its_fused_word(question: str, word: str) -> None:
     assert word in phrasal_compounds(question)
 
 
-def test_words_that_are_no_verb_and_particle_give_nothing() -> None:
-    assert phrasal_compounds("where is the retry budget read") == []
+def test_two_words_in_a_row_may_be_one_name_in_prose_only() -> None:
+    """ "task group" is ``TaskGroup`` or ``task_group``; stopwords and short words join
+    nothing; a pasted failure's words are the program's, so only its phrasal verbs join."""
+    assert {"taskgroup", "task_group", "groupstart"} <= set(
+        phrasal_compounds("how does the task group start")
+    )
+    assert phrasal_compounds("is it in an os") == []
     assert phrasal_compounds("in out up down") == []  # particles alone
+    failure = phrasal_compounds("task group timed out", prose=False)
+    assert failure == phrasal_compounds("timed out") and "timeout" in failure
 
 
 CONFIG = (

@@ -184,14 +184,13 @@ def answer(
     notes.extend(qa.reading_notes)
     words = crosslingual.han_query_terms(qa.raw)
     lexical = index.lexical if cfg.stages.lexical else None
-    if lexical is not None:
-        # "timing out" asks about ``timeout``: the fused name, where the workspace has it.
-        joined = [
-            t for t in query.phrasal_compounds(qa.raw) if t not in qa.terms and lexical.doc_freq(t)
-        ]
-        if joined:
-            qa.terms.extend(joined)
-            notes.append(f"also searched for {', '.join(joined)}: the question's words as one")
+    # The file's names are no prose: words in a row are joined in the question only.
+    if (
+        lexical is not None
+        and not about_file
+        and (joined := query.add_joined_words(qa, lexical.doc_freq))
+    ):
+        notes.append(f"also searched for {', '.join(joined)}: the question's words as one")
     spoken = lexical is not None and crosslingual.speaks_chinese(words, lexical.doc_freq)
     rendering = qa.rendering  # read_as_asked drops it from what the models read
     aside = False  # the English-only models stepped aside (from a vector stage that was on)

@@ -223,6 +223,11 @@ def message_word_sets(bodies: list[str]) -> list[list[str]]:
 # ``login``, ``fallback``, ``cleanup``, ``checkout``, ``plugin``) that the question splits
 # ("timing out", "set up", "logging in", "falls back").
 _PARTICLES = frozenset({"out", "up", "in", "down", "off", "back", "over"})
+# Stopwords that are verbs (``set up``, ``get back``, ``make up``): the others are no verb.
+_STOPWORD_VERBS = frozenset(
+    {"set", "sets", "get", "gets", "make", "makes", "made", "use", "used", "using", "add"}
+    | {"added", "adds", "fix", "fixed", "fixes", "change", "changed", "changes", "update"}
+)
 _PHRASE_WORDS = re.compile(r"[a-z]+")
 
 
@@ -239,15 +244,36 @@ def _verb_forms(word: str) -> list[str]:
     return list(dict.fromkeys(forms))
 
 
-def phrasal_compounds(raw: str) -> list[str]:
+def phrasal_compounds(raw: str, prose: bool = True) -> list[str]:
     """The one-word names a question's phrasal verbs may stand for ("timing out" ->
-    timeout, timingout, ...): candidates only; the pipeline keeps those the workspace holds."""
+    timeout, timingout, ...), and in ``prose`` (not a pasted failure, whose words the program
+    wrote) the name two words in a row may be ("task group" -> taskgroup, task_group; "file
+    name" -> filename): candidates only; the pipeline keeps those the workspace holds."""
     words = _PHRASE_WORDS.findall(raw.lower())
     out: list[str] = []
     for verb, particle in pairwise(words):
-        if particle in _PARTICLES and verb not in _PARTICLES and len(verb) > 1:
+        verb_like = verb not in STOPWORDS or verb in _STOPWORD_VERBS
+        if particle in _PARTICLES and verb not in _PARTICLES and verb_like and len(verb) > 1:
             out.extend(form + particle for form in _verb_forms(verb))
+        elif (
+            prose
+            and len(verb) > 2
+            and len(particle) > 2
+            and verb not in STOPWORDS
+            and particle not in STOPWORDS
+        ):
+            out += [verb + particle, f"{verb}_{particle}"]
     return list(dict.fromkeys(out))
+
+
+def add_joined_words(qa: QueryAnalysis, doc_freq: Callable[[str], int]) -> list[str]:
+    """ "timing out" asks about ``timeout``, "task group" about ``TaskGroup``: the fused
+    names of :func:`phrasal_compounds` the workspace holds (``doc_freq``) join the question's
+    BM25 terms; returned for the answer's note."""
+    prose = not (qa.messages or qa.frames)
+    joined = [t for t in phrasal_compounds(qa.raw, prose) if t not in qa.terms and doc_freq(t)]
+    qa.terms.extend(joined)
+    return joined
 
 
 def _own_prefix(message: str) -> bool:
