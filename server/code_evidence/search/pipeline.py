@@ -175,8 +175,9 @@ def answer(
         if names:
             qa = subject.as_its_names(qa, names)
             shown_names = ", ".join(names[:5]) + (", …" if len(names) > 5 else "")
+            counted = "the name" if len(names) == 1 else f"the {len(names)} names"
             notes.append(
-                f"asked about {open_file} itself: read as the {len(names)} names it defines "
+                f"asked about {open_file} itself: read as {counted} it defines "
                 f"({shown_names}); one result for each other file"
             )
         else:
