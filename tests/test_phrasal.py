@@ -10,7 +10,7 @@ import pytest
 
 from code_evidence.api import FindRequest
 from code_evidence.engine import Engine
-from code_evidence.search.query import phrasal_compounds
+from code_evidence.search.joined import joined_candidates
 
 
 @pytest.mark.parametrize(
@@ -27,19 +27,19 @@ from code_evidence.search.query import phrasal_compounds
     ],
 )
 def test_a_phrasal_verb_gives_its_fused_word(question: str, word: str) -> None:
-    assert word in phrasal_compounds(question)
+    assert word in joined_candidates(question)
 
 
 def test_two_words_in_a_row_may_be_one_name_in_prose_only() -> None:
     """ "task group" is ``TaskGroup`` or ``task_group``; stopwords and short words join
     nothing; a pasted failure's words are the program's, so only its phrasal verbs join."""
     assert {"taskgroup", "task_group", "groupstart"} <= set(
-        phrasal_compounds("how does the task group start")
+        joined_candidates("how does the task group start")
     )
-    assert phrasal_compounds("is it in an os") == []
-    assert phrasal_compounds("in out up down") == []  # particles alone
-    failure = phrasal_compounds("task group timed out", prose=False)
-    assert failure == phrasal_compounds("timed out") and "timeout" in failure
+    assert joined_candidates("is it in an os") == []
+    assert joined_candidates("in out up down") == []  # particles alone
+    failure = joined_candidates("task group timed out", prose=False)
+    assert failure == joined_candidates("timed out") and "timeout" in failure
 
 
 CONFIG = (

@@ -40,6 +40,7 @@ from . import (
     features,
     focus,
     fuse,
+    joined,
     multilingual,
     parts,
     query,
@@ -189,9 +190,9 @@ def answer(
     if (
         lexical is not None
         and not about_file
-        and (joined := query.add_joined_words(qa, lexical.doc_freq))
+        and (fused := joined.add_joined_words(qa, lexical.doc_freq))
     ):
-        notes.append(f"also searched for {', '.join(joined)}: the question's words as one")
+        notes.append(f"also searched for {', '.join(fused)}: the question's words as one")
     spoken = lexical is not None and crosslingual.speaks_chinese(words, lexical.doc_freq)
     rendering = qa.rendering  # read_as_asked drops it from what the models read
     aside = False  # the English-only models stepped aside (from a vector stage that was on)
