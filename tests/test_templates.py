@@ -221,7 +221,11 @@ def test_a_printed_message_is_asked_for_its_template_however_it_was_pasted() -> 
         qa = analyze(pasted)
         assert qa.message_bodies == [printed]
         assert ["invalid", "argument", "flag"] in qa.message_terms
-    assert analyze(f"{printed}\nand then a second line of text").message_bodies == []
+    # A literal may write a message over a few lines: read joined, as the template reads
+    # its line breaks; more lines than that are no one message.
+    two = analyze(f"{printed}\nand then a second line of text")
+    assert two.message_bodies == [f"{printed} and then a second line of text"]
+    assert analyze("\n".join([printed] * 5)).message_bodies == []
     cobra = (
         'Error: unknown command "deploy" for "app"\nRun \'app --help\' for usage.\n'
         "Usage:\n  app [flags]\n\nFlags:\n  -h, --help   help for app\n\nexit status 1"
@@ -957,3 +961,23 @@ def test_a_program_s_own_prefix_is_matched_with_its_text() -> None:
     # A type's name or the runtime's ``panic:`` is no part of the program's literal.
     assert analyze("ValueError: bad value 3").message_bodies == ["bad value 3"]
     assert analyze("panic: index out of range").message_bodies == ["index out of range"]
+
+
+def test_a_message_a_literal_writes_over_lines_is_matched_whole() -> None:
+    """httpx writes its redirect message over three lines from one literal (``\\n`` inside):
+    pasted as printed, without its type, the lines are read joined and the literal writes
+    all of them; what it quotes is a value, so no must-find refusal."""
+    pasted = (
+        "Redirect response '301 Moved Permanently' for url 'http://example.com/a'\n"
+        "Redirect location: '/b'\n"
+        "For more information check: https://developer.mozilla.org/en-US/docs/Web/HTTP/Status/301"
+    )
+    code = (
+        "message = (\n    \"{error_type} '{0.status_code} {0.reason_phrase}' for url '{0.url}'\\n\"\n"
+        "    \"Redirect location: '{0.headers[location]}'\\n\"\n"
+        '    "For more information check: https://developer.mozilla.org/en-US/docs/Web/HTTP/'
+        'Status/{0.status_code}"\n)'
+    )
+    qa = analyze(pasted)
+    match = templates.best_template(code, qa.message_bodies)
+    assert match is not None and match.coverage >= 0.3

@@ -36,15 +36,24 @@ _COBRA = re.compile(
 MIN_MESSAGE, MAX_MESSAGE = 12, 300  # characters of a line read as a pasted message
 
 
+MAX_MESSAGE_LINES = 4  # a message a literal writes over lines (``"…\n"``), pasted whole
+
+
 def bare_message(raw: str) -> str | None:
-    """The message a question holds when it is one printed line and nothing else (a Go
-    program's output, with ``go run``'s exit line and ``log``'s time left out): None for more
-    lines, or for a line too short or too long to be a message."""
+    """The message a question holds when it is printed text and nothing else (a Go program's
+    output, with ``go run``'s exit line and ``log``'s time left out): one line, or up to
+    :data:`MAX_MESSAGE_LINES` that one literal may have written with its line breaks (httpx's
+    ``Redirect response '301 …' for url '…'`` and ``Redirect location: '…'``), joined by
+    spaces as a template reads ``\n``. None for more lines, or for lines too short or too
+    long to be a message."""
     lines = [line for line in _EXIT_STATUS.sub("", raw).splitlines() if line.strip()]
-    if len(lines) != 1:
+    if not 1 <= len(lines) <= MAX_MESSAGE_LINES:
         return None
-    line = _LOG_TIME.sub("", lines[0].strip())
-    return line if MIN_MESSAGE <= len(line) <= MAX_MESSAGE else None
+    printed = [_LOG_TIME.sub("", line.strip()) for line in lines]
+    if not all(len(line) <= MAX_MESSAGE for line in printed):
+        return None
+    message = " ".join(printed)
+    return message if MIN_MESSAGE <= len(message) <= MAX_MESSAGE * len(lines) else None
 
 
 # A structured log line's keys: its message (the template the program logged), the error it
