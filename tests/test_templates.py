@@ -973,7 +973,8 @@ def test_a_message_a_literal_writes_over_lines_is_matched_whole() -> None:
         "For more information check: https://developer.mozilla.org/en-US/docs/Web/HTTP/Status/301"
     )
     code = (
-        "message = (\n    \"{error_type} '{0.status_code} {0.reason_phrase}' for url '{0.url}'\\n\"\n"
+        "message = (\n"
+        "    \"{error_type} '{0.status_code} {0.reason_phrase}' for url '{0.url}'\\n\"\n"
         "    \"Redirect location: '{0.headers[location]}'\\n\"\n"
         '    "For more information check: https://developer.mozilla.org/en-US/docs/Web/HTTP/'
         'Status/{0.status_code}"\n)'
