@@ -28,6 +28,8 @@ from code_evidence.search.query import analyze
         "这个文件还要改什么",
         "哪些测试覆盖了这个文件",
         "这个模块被谁调用",
+        "who calls this function?",
+        "这个函数被谁调用",
     ],
 )
 def test_a_question_that_names_nothing_but_the_file_is_about_it(question: str) -> None:
@@ -135,6 +137,19 @@ def test_the_file_s_users_answer_what_else_must_change(engine: Engine) -> None:
 def test_which_tests_cover_it_lists_the_tests_first(engine: Engine) -> None:
     paths, _ = ask(engine, "which tests cover this")
     assert paths[0] == "tests/test_cart.py", paths
+
+
+def test_a_question_about_the_function_at_the_cursor_is_read_as_its_name(
+    engine: Engine,
+) -> None:
+    """With a line, "this function" is the definition there: ``apply_discount``'s caller
+    comes first, not ``compute_total``'s; without a line it is the file again."""
+    req = FindRequest("who calls this function?", open_file="shop/cart.py", line=6, budget_tokens=0)
+    res = engine.find(req)
+    assert res.results[0].path == "shop/receipts.py", [r.path for r in res.results]
+    assert "asked about apply_discount in shop/cart.py: read as its name" in res.notes[0]
+    unplaced = engine.find(FindRequest("who calls this function?", open_file="shop/cart.py"))
+    assert "asked about shop/cart.py itself" in unplaced.notes[0]
 
 
 def test_a_question_with_words_of_its_own_is_read_as_asked(engine: Engine) -> None:

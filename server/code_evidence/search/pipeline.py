@@ -170,19 +170,15 @@ def answer(
     answer."""
     t0 = time.perf_counter()
     qa = query.analyze(req.query, req.intent)
-    about_file = open_file is not None and subject.asks_about_the_file(qa)
-    if about_file:
-        names = subject.defined_names(index.reader.chunks_of(open_file))
-        if names:
-            qa = subject.as_its_names(qa, names)
-            shown_names = ", ".join(names[:5]) + (", …" if len(names) > 5 else "")
-            counted = "the name" if len(names) == 1 else f"the {len(names)} names"
-            notes.append(
-                f"asked about {open_file} itself: read as {counted} it defines "
-                f"({shown_names}); one result for each other file"
-            )
-        else:
-            about_file = False
+    about = (
+        subject.subject_of(qa, index.reader, open_file, req.line)
+        if open_file is not None and subject.asks_about_the_file(qa)
+        else None
+    )
+    about_file = about is not None
+    if about is not None:
+        qa = subject.as_its_names(qa, about.names)
+        notes.append(about.note)
     notes.extend(qa.reading_notes)
     words = crosslingual.han_query_terms(qa.raw)
     lexical = index.lexical if cfg.stages.lexical else None

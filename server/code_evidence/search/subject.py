@@ -18,8 +18,9 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
-from ..index.store import StoredChunk
+from ..index.store import Store, StoredChunk
 from .candidate import Candidate
 from .query import STOPWORDS, QueryAnalysis, analyze
 
@@ -34,12 +35,15 @@ _WORDS = """
     covers covered call calls called calling caller callers import imports imported importing
     reference references referenced one ones place places thing things well too
 """
-ABOUT_FILE_WORDS = frozenset(_WORDS.split())
+# Words that make the subject the definition at the cursor ("who calls this function?"), when
+# the question comes with a line.
+SYMBOL_WORDS = frozenset({"function", "functions", "method", "methods", "class", "classes"})
+ABOUT_FILE_WORDS = frozenset(_WORDS.split()) | SYMBOL_WORDS
 
 # The same question in Chinese: its words, taken off longest first, leave no Han character
 # ("这个文件还需要改什么", "还有哪些文件要一起改", "哪些测试覆盖了这个文件", "这个模块被谁调用").
 _ZH_WORDS = """
-    这个 那个 这 此 本 该 文件 模块 代码 包 这里 还 还有 也 都 需要 需 要 得 必须 应该 会
+    这个 那个 这 此 本 该 文件 模块 代码 包 这里 函数 方法 还 还有 也 都 需要 需 要 得 必须 应该 会
     改 修改 改动 更改 变更 变动 编辑 更新 一起 同时 跟着 一般 通常 经常 往往 相关 有关 关联
     依赖 引用 导入 用到 使用 调用 影响 测试 覆盖 其他 其它 别的 另外 什么 哪些 哪个 哪里
     哪儿 哪 谁 有 了 的 时 时候 当 我 被 和 与 跟 地方 文件里 吗 呢 呀
@@ -66,6 +70,41 @@ def asks_about_the_file(qa: QueryAnalysis) -> bool:
         return all(w in STOPWORDS or w in ABOUT_FILE_WORDS for w in words)
     words = _WORD_RE.findall(text)
     return bool(words) and all(w in STOPWORDS or w in ABOUT_FILE_WORDS for w in words)
+
+
+def names_the_symbol(qa: QueryAnalysis) -> bool:
+    """The question says function, method or class ("which tests cover this function?")."""
+    words = set(_WORD_RE.findall(qa.raw.lower()))
+    return bool(words & SYMBOL_WORDS) or any(w in qa.raw for w in ("函数", "方法"))
+
+
+@dataclass(frozen=True, slots=True)
+class Subject:
+    """What a question about the open file is read as: the names, and the answer's note."""
+
+    names: list[str]
+    note: str
+
+
+def subject_of(
+    qa: QueryAnalysis, reader: Store, open_file: str, line: int | None
+) -> Subject | None:
+    """The names a question about the open file is read as: with a line and a question that
+    says function, method or class, the definition there (its name); else the names the file
+    defines. None when there are none (the question is then read as asked)."""
+    each = "one result for each other file"
+    if line is not None and names_the_symbol(qa):
+        here = reader.chunk_at(open_file, line)
+        if here is not None and len(here.name) > 1:
+            said = f"asked about {here.chunk.symbol} in {open_file}: read as its name; {each}"
+            return Subject([here.name], said)
+    names = defined_names(reader.chunks_of(open_file))
+    if not names:
+        return None
+    shown = ", ".join(names[:5]) + (", …" if len(names) > 5 else "")
+    counted = "the name" if len(names) == 1 else f"the {len(names)} names"
+    said = f"asked about {open_file} itself: read as {counted} it defines ({shown}); {each}"
+    return Subject(names, said)
 
 
 def defined_names(chunks: Iterable[StoredChunk], limit: int = MAX_NAMES) -> list[str]:
