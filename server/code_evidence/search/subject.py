@@ -9,6 +9,7 @@ find the code that uses those names (its callers, its importers, the tests that 
 the vectors the code that reads like it, and the structure and co-change channels the open
 file's neighbours and partners as for any question from an open file. The answer is a list of
 other files, one result each (``assemble.diversify``), the open file's own chunks after them.
+With a line, "who calls this function?" is about the definition there, read as its name.
 Measured on the dev set's variant-b cases asked this way (docs/quality.md, "What else must
 change with this file").
 """
