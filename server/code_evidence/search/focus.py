@@ -196,14 +196,19 @@ def name_line(chunk: Chunk) -> int:
 
 class Focus:
     """The line each chunk of one answer opens at: ``named`` maps a workspace path to the
-    lines the question points at in it (recall's ``RecallResult.lines``)."""
+    lines the question points at in it (recall's ``RecallResult.lines``). Each chunk is read
+    once: the pack's cut of a block and the block's result ask for the same line."""
 
     def __init__(self, named: dict[str, list[int]], score: LineScorer) -> None:
         self.named = named
         self.score = score
+        self._seen: dict[tuple[str, int, int], int] = {}
 
     def __call__(self, chunk: Chunk) -> int:
-        return focus_line(chunk, self.named.get(chunk.path, ()), self.score)
+        key = (chunk.path, chunk.start, chunk.end)
+        if key not in self._seen:
+            self._seen[key] = focus_line(chunk, self.named.get(chunk.path, ()), self.score)
+        return self._seen[key]
 
 
 def opening_code(ev: Evidence, limit: int = 200) -> str:

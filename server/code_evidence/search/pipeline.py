@@ -175,7 +175,6 @@ def answer(
         if open_file is not None and subject.asks_about_the_file(qa)
         else None
     )
-    about_file = about is not None
     if about is not None:
         qa = subject.as_its_names(qa, about.names)
         notes.append(about.note)
@@ -185,7 +184,7 @@ def answer(
     # The file's names are no prose: words in a row are joined in the question only.
     if (
         lexical is not None
-        and not about_file
+        and about is None
         and (fused := joined.add_joined_words(qa, lexical.doc_freq))
     ):
         notes.append(f"also searched for {', '.join(fused)}: the question's words as one")
@@ -275,9 +274,9 @@ def answer(
             parts_read = rendering
     pause(control)
     t0 = time.perf_counter()
-    quota = 1 if about_file else assemble.file_quota(cfg.ranking, open_file)
+    quota = 1 if about is not None else assemble.file_quota(cfg.ranking, open_file)
     ranked = assemble.diversify(cands, quota, cfg.ranking.distinct_margin, open_file)
-    if about_file and open_file is not None:
+    if about is not None and open_file is not None:
         ranked = subject.others_first(ranked, open_file, qa.about_tests)
     ranked = assemble.members_first(ranked, set(qa.names))
     top = [evidence(c) for c in ranked[: verdict.TOP]]
