@@ -145,6 +145,47 @@ def test_exact_identifier_outvotes_a_mention() -> None:
     assert out[2].boost == pytest.approx(features.W_MENTIONS * VOTE)
 
 
+def test_a_member_named_with_the_question_s_words_outvotes_the_type_s_constructors() -> None:
+    """ "how does ArrayList grow its capacity": the type is where to look, ``grow`` and
+    ``ensureCapacity`` what is asked; Java's constructors are named after the type, and are
+    members like Python's ``__init__``, not its definition."""
+    java = {"path": "src/ArrayList.java", "language": "java"}
+    header = cand(chunk(1, symbol="ArrayList", kind="class", **java))
+    ctor = cand(chunk(2, symbol="ArrayList.ArrayList", kind="method", **java))
+    grow = cand(chunk(3, symbol="ArrayList.grow", kind="method", **java))
+    ensure = cand(chunk(4, symbol="ArrayList.ensureCapacity", kind="method", **java))
+    other = cand(chunk(5, symbol="ArrayList.trimToSize", kind="method", **java))
+    elsewhere = cand(chunk(6, path="src/Vector.java", symbol="Vector.grow", language="java"))
+    out = featured(
+        [header, ctor, grow, ensure, other, elsewhere], "how does ArrayList grow its capacity"
+    )
+    assert "exact-identifier" in out[1].reasons
+    assert "exact-identifier" not in out[2].reasons and "mentions-identifier" in out[2].reasons
+    for member in (3, 4):
+        assert "member-named" in out[member].reasons
+        assert out[member].boost > out[2].boost
+    assert "member-named" not in out[5].reasons
+    assert "member-named" not in out[6].reasons  # another type's member
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "where is ArrayList defined",  # nothing asked of it but itself
+        "where is the ArrayList class implemented",
+        "how is an ArrayList constructed",
+        "ArrayList: Index 3 out of bounds for length 2",  # a paste names what it printed
+    ],
+)
+def test_a_constructor_keeps_its_name_when_the_question_asks_for_the_type(question: str) -> None:
+    ctor = cand(chunk(2, symbol="ArrayList.ArrayList", kind="method", language="java"))
+    grow = cand(chunk(3, symbol="ArrayList.grow", kind="method", language="java"))
+    out = featured([ctor, grow], question)
+    assert "member-named" not in out[3].reasons
+    if not question.startswith("ArrayList:"):
+        assert "exact-identifier" in out[2].reasons
+
+
 def test_tests_are_penalised_unless_the_question_is_about_tests() -> None:
     sc = chunk(1, path="tests/test_app.py", symbol="test_run", is_test=True)
     plain = featured([cand(sc)], "how does run start the server")

@@ -100,6 +100,7 @@ REASON_TAGS = {
     "named": "in a file the question names",
     "exact-identifier": "defines a name in the query",
     "mentions-identifier": "uses a name in the query",
+    "member-named": "a member of the type the query names, named with its words",
     "path-match": "its path matches",
     "scope-match": "in the component the scope names",
     "must-match": "holds the quoted text",

@@ -16,6 +16,7 @@ CHANNELS = ("bm25", "vector", "structural", "cochange", "frames", "named")
 FEATURE_TAGS = {
     "exact-identifier",
     "mentions-identifier",
+    "member-named",
     "path-match",
     "scope-match",
     "must-match",

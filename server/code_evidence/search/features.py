@@ -14,10 +14,11 @@ from ..config import Config
 from ..filekinds import file_flags, is_declaration_path, is_outside_source, is_prose_path
 from ..index.cochange import Partner
 from ..index.generated import BUILD_VARIANT, GeneratedFiles
+from ..index.terms import split_identifier
 from . import templates
 from .candidate import Candidate
 from .declarations import DECLARATION_KIND
-from .query import QueryAnalysis
+from .query import STOPWORDS, QueryAnalysis
 from .recall import EditorState, names_file
 
 # Votes, in first-place RRF votes.
@@ -30,6 +31,9 @@ W_ERROR_MESSAGE = 1.5  # holds a literal fragment of the pasted error message
 # Holds the template that produced the pasted message (placeholders matching the values),
 # scaled by how much of the message it explains: the raise with the sentence, not the class.
 W_TEMPLATE = 2.0
+# A member of a type the question names whose own name is made of the question's other words
+# ("how does ArrayList grow its capacity": ``ArrayList.grow``, ``ensureCapacity``).
+W_MEMBER_WORDS = 1.0
 W_RAISES = 1.0  # raises or throws the exception type the error line names
 FRESH_HALF_LIFE_DAYS = 90.0
 FRESH_TAG_DAYS = 30.0
@@ -78,6 +82,37 @@ def qualified_names(
         if c.stored.name in owners and owner_of(c.stored.chunk.symbol) in owners[c.stored.name]
     }
     return owners, defined
+
+
+# Words that ask for the type itself (where it is defined, how one is made): its header and
+# its constructors keep the name.
+_ITSELF = (
+    *("defin", "declar", "locat", "class", "type", "construct", "creat", "instanti"),
+    *("initiali", "implement"),
+)
+
+
+def member_words(qa: QueryAnalysis) -> tuple[set[str], set[str]]:
+    """The types a typed question names (``ConcurrentHashMap``: capitalised, inner capitals)
+    and the first five letters of its other words, when it has any: "how does
+    ConcurrentHashMap resize its table" asks for a member made of those words
+    (``resizeStamp``, ``initTable``), not the type, and not its constructors, whose name is
+    the type's. None when a word of the headline asks for the type itself (defined, class,
+    constructed …; a change description's body says more than its ask), or for a paste: it
+    names the types it printed, not one it asks about."""
+    if qa.frames or qa.messages or qa.intent == "fix-failure":
+        return set(), set()
+    types = {n for n in qa.names if n[:1].isupper() and not n.isupper()}
+    if not types:
+        return set(), set()
+    own = {t.lower() for t in types} | {p for t in types for p in split_identifier(t)}
+    words = [
+        w for w in re.findall(r"[a-z]{3,}", qa.raw.lower()) if w not in STOPWORDS and w not in own
+    ]
+    headline = next((line for line in qa.raw.lower().splitlines() if line.strip()), "")
+    if not words or any(w.startswith(_ITSELF) for w in re.findall(r"[a-z]{3,}", headline)):
+        return set(), set()
+    return types, {w[:5] for w in words}
 
 
 def in_scope(path: str, scopes: list[str]) -> bool:
@@ -182,6 +217,7 @@ def apply_features(
     path_named = {path for path in paths if any(names_file(p, path) for p in qa.paths)}
     source_named = any(path not in built for path in path_named)
     outside_ok = asks_outside_source(qa)
+    owner_types, owner_words = member_words(qa)
     out: list[Candidate] = []
     for c in cands:
         ch = c.stored.chunk
@@ -232,7 +268,15 @@ def apply_features(
         other_type = (
             name in defined and owner_of(ch.symbol) not in qualified[name] if name else False
         )
-        if name and (name in names or name.lower() in lower_names) and not other_type:
+        owner = owner_of(ch.symbol)
+        # A constructor named after its type (Java, C#, C++) is one of its members, as
+        # Python's ``__init__`` is: when the question asks for a member, the type's header
+        # defines the name it gives.
+        constructor = name is not None and owner == name
+        if constructor and name in owner_types:
+            boost += W_MENTIONS
+            c.tag("mentions-identifier")
+        elif name and (name in names or name.lower() in lower_names) and not other_type:
             boost += rc.exact_symbol_boost
             c.tag("exact-identifier")
         elif name in types and "." not in ch.symbol:
@@ -242,6 +286,14 @@ def apply_features(
         elif other_type or (qa.identifiers and any(i in ch.text for i in qa.identifiers)):
             boost += W_MENTIONS
             c.tag("mentions-identifier")
+        if (
+            name
+            and owner in owner_types
+            and not constructor
+            and owner_words & {part[:5] for part in split_identifier(name)}
+        ):
+            boost += W_MEMBER_WORDS
+            c.tag("member-named")
         if named:
             boost += W_PATH
             c.tag("path-match")
