@@ -186,6 +186,69 @@ def test_a_constructor_keeps_its_name_when_the_question_asks_for_the_type(questi
         assert "exact-identifier" in out[2].reasons
 
 
+NO_SUCH_OPTION = "click.exceptions.NoSuchOption: No such option: --nmae"
+
+
+def exception_candidates() -> dict[str, Candidate]:
+    return {
+        "class": cand(
+            chunk(1, "src/click/exceptions.py", "NoSuchOption", "class NoSuchOption(UsageError):")
+        ),
+        "init": cand(
+            chunk(
+                2,
+                "src/click/exceptions.py",
+                "NoSuchOption.__init__",
+                "def __init__(self, option_name, message=None):\n    self.name = option_name",
+            )
+        ),
+        "writes": cand(
+            chunk(
+                3,
+                "src/click/exceptions.py",
+                "NoSuchOption.format_message",
+                'def format_message(self):\n    return _("No such option: {name}").format(name=x)',
+            )
+        ),
+        "raise": cand(
+            chunk(
+                4,
+                "src/click/parser.py",
+                "_OptionParser._match_long_opt",
+                "if opt not in self._long_opt:\n    raise NoSuchOption(opt, ctx=self.ctx)",
+            )
+        ),
+    }
+
+
+def test_an_exception_s_class_ranks_below_the_code_that_raises_it() -> None:
+    """A pasted ``NoSuchOption: No such option: …`` asks where it was raised: the class
+    (BM25's and the models' favourite, it repeats the name) and its members keep half their
+    score, unless a member writes the message; the raise site gets its vote."""
+    c = exception_candidates()
+    out = featured(list(c.values()), NO_SUCH_OPTION)
+    assert "raises" in out[4].reasons
+    for demoted in (1, 2):
+        assert "exception-class" in out[demoted].reasons
+        assert out[demoted].factor == pytest.approx(features.EXCEPTION_CLASS_FACTOR)
+    assert "message-template" in out[3].reasons and "exception-class" not in out[3].reasons
+    assert out[3].factor == 1.0
+
+
+def test_an_exception_s_class_keeps_its_score_when_no_source_raises_it() -> None:
+    """With no raise site among the candidates the class is the best evidence there is; a
+    test that raises it (``raise NoSuchOption`` in a fixture) is not where the user's came
+    from."""
+    c = exception_candidates()
+    alone = featured([c["class"], c["init"]], NO_SUCH_OPTION)
+    assert all(x.factor == 1.0 and "exception-class" not in x.reasons for x in alone.values())
+    in_test = cand(
+        chunk(5, "tests/test_parser.py", "test_x", "raise NoSuchOption('x')", is_test=True)
+    )
+    with_test = featured([c["class"], in_test], NO_SUCH_OPTION)
+    assert with_test[1].factor == 1.0
+
+
 def test_tests_are_penalised_unless_the_question_is_about_tests() -> None:
     sc = chunk(1, path="tests/test_app.py", symbol="test_run", is_test=True)
     plain = featured([cand(sc)], "how does run start the server")

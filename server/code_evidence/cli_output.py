@@ -110,6 +110,7 @@ REASON_TAGS = {
     "error-message": "holds the error message",
     "message-template": "holds the string that produced the message",
     "raises": "raises the error's type",
+    "exception-class": "the error's class, ranked below the code that raises it",
     "open-file": "the open file",
     "source-of-open": "the source the open build output comes from",
     "imports": "imported by the open file",

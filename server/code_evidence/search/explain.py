@@ -35,7 +35,10 @@ FEATURE_TAGS = {
     "raises",
     "open-file",
 }
-PENALTY_TAGS = {"test", "outside-source", "declaration", "open-file", "deprecated", "build-variant"}
+PENALTY_TAGS = {
+    *("test", "outside-source", "declaration", "open-file", "deprecated", "build-variant"),
+    "exception-class",
+}
 
 
 def explain_result(r: Evidence) -> str:

@@ -35,6 +35,9 @@ W_TEMPLATE = 2.0
 # ("how does ArrayList grow its capacity": ``ArrayList.grow``, ``ensureCapacity``).
 W_MEMBER_WORDS = 1.0
 W_RAISES = 1.0  # raises or throws the exception type the error line names
+# The class of that exception (and its members), when code that raises it is a candidate: the
+# place that raised is what the message asks for, the class is secondary evidence.
+EXCEPTION_CLASS_FACTOR = 0.5
 FRESH_HALF_LIFE_DAYS = 90.0
 FRESH_TAG_DAYS = 30.0
 DEPRECATED_FACTOR = 0.6  # marked deprecated and called by nothing in the workspace
@@ -218,6 +221,17 @@ def apply_features(
     source_named = any(path not in built for path in path_named)
     outside_ok = asks_outside_source(qa)
     owner_types, owner_words = member_words(qa)
+    raisers = {
+        c.id
+        for c in cands
+        if any(templates.raises(c.stored.chunk.text, t) for t in qa.exception_types)
+    }
+    # The exception classes to rank below their raise sites: only when source code raises.
+    error_types = (
+        set(qa.exception_types)
+        if any(not c.stored.chunk.is_test for c in cands if c.id in raisers)
+        else set()
+    )
     out: list[Candidate] = []
     for c in cands:
         ch = c.stored.chunk
@@ -331,9 +345,13 @@ def apply_features(
             boost += W_TEMPLATE * match.coverage if produces else 0.0
             c.template_coverage = match.coverage
             c.tag("message-template")
-        if any(templates.raises(ch.text, t) for t in qa.exception_types):
+        if c.id in raisers:
             boost += W_RAISES
             c.tag("raises")
+        elif match is None and ((name in error_types and owner is None) or owner in error_types):
+            # Not a member that writes the message (``format_message``): that produced it.
+            c.factor *= EXCEPTION_CLASS_FACTOR
+            c.tag("exception-class")
         if editor.open_file:
             if ch.path == editor.open_file:
                 c.factor *= rc.open_file_factor
