@@ -155,10 +155,10 @@ def test_a_member_named_with_the_question_s_words_outvotes_the_type_s_constructo
     grow = cand(chunk(3, symbol="ArrayList.grow", kind="method", **java))
     ensure = cand(chunk(4, symbol="ArrayList.ensureCapacity", kind="method", **java))
     other = cand(chunk(5, symbol="ArrayList.trimToSize", kind="method", **java))
+    both = cand(chunk(7, symbol="ArrayList.growCapacity", kind="method", **java))
     elsewhere = cand(chunk(6, path="src/Vector.java", symbol="Vector.grow", language="java"))
-    out = featured(
-        [header, ctor, grow, ensure, other, elsewhere], "how does ArrayList grow its capacity"
-    )
+    question = "how does ArrayList grow its capacity"
+    out = featured([header, ctor, grow, ensure, other, elsewhere, both], question)
     assert "exact-identifier" in out[1].reasons
     assert "exact-identifier" not in out[2].reasons and "mentions-identifier" in out[2].reasons
     for member in (3, 4):
@@ -166,6 +166,7 @@ def test_a_member_named_with_the_question_s_words_outvotes_the_type_s_constructo
         assert out[member].boost > out[2].boost
     assert "member-named" not in out[5].reasons
     assert "member-named" not in out[6].reasons  # another type's member
+    assert out[7].boost > out[3].boost  # a name holding two of the words beats one holding one
 
 
 @pytest.mark.parametrize(

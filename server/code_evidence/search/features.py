@@ -32,7 +32,9 @@ W_ERROR_MESSAGE = 1.5  # holds a literal fragment of the pasted error message
 # scaled by how much of the message it explains: the raise with the sentence, not the class.
 W_TEMPLATE = 2.0
 # A member of a type the question names whose own name is made of the question's other words
-# ("how does ArrayList grow its capacity": ``ArrayList.grow``, ``ensureCapacity``).
+# ("how does ArrayList grow its capacity": ``ArrayList.grow``, ``ensureCapacity``), for each
+# word it holds, up to two ("which executor runs async tasks by default": ``defaultExecutor``
+# holds two, each ``…Async`` one).
 W_MEMBER_WORDS = 1.0
 W_RAISES = 1.0  # raises or throws the exception type the error line names
 # The class of that exception (and its members), when code that raises it is a candidate: the
@@ -300,13 +302,13 @@ def apply_features(
         elif other_type or (qa.identifiers and any(i in ch.text for i in qa.identifiers)):
             boost += W_MENTIONS
             c.tag("mentions-identifier")
-        if (
-            name
-            and owner in owner_types
-            and not constructor
-            and owner_words & {part[:5] for part in split_identifier(name)}
-        ):
-            boost += W_MEMBER_WORDS
+        held = (
+            len(owner_words & {part[:5] for part in split_identifier(name)})
+            if name and owner in owner_types and not constructor
+            else 0
+        )
+        if held:
+            boost += W_MEMBER_WORDS * min(held, 2)
             c.tag("member-named")
         if named:
             boost += W_PATH
