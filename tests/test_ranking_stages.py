@@ -37,12 +37,14 @@ def chunk(
     cid: int,
     path: str = "src/app.py",
     symbol: str = "run",
-    text: str = "def run():\n    pass",
+    text: str | None = None,
     start: int = 1,
     kind: str = "function",
     language: str = "python",
     **flags: bool,
 ) -> StoredChunk:
+    # By default the code defines its symbol's name, as a definition's text spells it.
+    text = text if text is not None else f"def {symbol.rsplit('.', 1)[-1]}():\n    pass"
     end = start + text.count("\n")
     ch = Chunk(path, start, end, symbol, kind, language, text, f"h{cid}", **flags)
     return StoredChunk(cid, ch, None)
@@ -167,6 +169,38 @@ def test_a_member_named_with_the_question_s_words_outvotes_the_type_s_constructo
     assert "member-named" not in out[5].reasons
     assert "member-named" not in out[6].reasons  # another type's member
     assert out[7].boost > out[3].boost  # a name holding two of the words beats one holding one
+
+
+def test_a_phrasal_verb_names_the_member_it_is_fused_into() -> None:
+    """ "shut down" is ``shutdown``, "roll over" ``doRollover``: code fuses the words."""
+    shutdown = cand(chunk(1, symbol="ThreadPoolExecutor.shutdown"))
+    submit = cand(chunk(2, symbol="ThreadPoolExecutor.submit"))
+    out = featured([shutdown, submit], "how does ThreadPoolExecutor shut down its workers")
+    assert "member-named" in out[1].reasons and "member-named" not in out[2].reasons
+    roll = cand(chunk(3, symbol="RotatingFileHandler.doRollover"))
+    assert "member-named" in featured([roll], "when does RotatingFileHandler roll over")[3].reasons
+
+
+def test_a_piece_of_a_class_that_does_not_spell_its_name_does_not_define_it() -> None:
+    """A long Python class is chunked into its header and members, and the statements between
+    methods (``submit.__doc__ = …``) are pieces with the class's symbol: they took the
+    class's credit for its name and filled the first places."""
+    header = cand(
+        chunk(
+            1, symbol="ThreadPoolExecutor", kind="class", text="class ThreadPoolExecutor(Executor):"
+        )
+    )
+    piece = cand(
+        chunk(
+            2,
+            symbol="ThreadPoolExecutor",
+            kind="class",
+            text="submit.__doc__ = Executor.submit.__doc__",
+        )
+    )
+    out = featured([header, piece], "how does ThreadPoolExecutor shut down its workers")
+    assert "exact-identifier" in out[1].reasons
+    assert "exact-identifier" not in out[2].reasons
 
 
 @pytest.mark.parametrize(

@@ -212,6 +212,15 @@ def test_a_template_that_wraps_an_error_writes_the_wrapped_text_too() -> None:
     assert templates.literals(comments) == ["one message"]
 
 
+@pytest.mark.parametrize("name", ["ThreadPoolExecutor", "parse_args", "flask.Flask.run"])
+def test_one_code_shaped_word_is_a_name_not_a_printed_message(name: str) -> None:
+    """``ThreadPoolExecutor`` asked alone is a lookup: ``concurrent.futures``' ``__all__``
+    and its lazy ``__getattr__`` spell it in literals, and read as a message they wrote all of
+    it (``message-template``) and came first. A plain word may still be a message."""
+    assert analyze(name).message_bodies == []
+    assert analyze("Unauthorized").message_bodies == ["Unauthorized"]
+
+
 def test_a_printed_message_is_asked_for_its_template_however_it_was_pasted() -> None:
     """A Go program prints the error it was returned and exits: the message alone, with ``go
     run``'s exit line or ``log``'s time, is read as a message; a chain's parts are searched for

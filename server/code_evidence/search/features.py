@@ -18,6 +18,7 @@ from ..index.terms import split_identifier
 from . import templates
 from .candidate import Candidate
 from .declarations import DECLARATION_KIND
+from .joined import joined_candidates
 from .query import STOPWORDS, QueryAnalysis
 from .recall import EditorState, names_file
 
@@ -117,7 +118,9 @@ def member_words(qa: QueryAnalysis) -> tuple[set[str], set[str]]:
     headline = next((line for line in qa.raw.lower().splitlines() if line.strip()), "")
     if not words or any(w.startswith(_ITSELF) for w in re.findall(r"[a-z]{3,}", headline)):
         return set(), set()
-    return types, {w[:5] for w in words}
+    # "shut down" is ``shutdown``, "roll over" ``doRollover``: the words code fuses them into.
+    fused = joined_candidates(qa.raw, prose=False)  # the phrasal verbs only
+    return types, {w[:5] for w in [*words, *fused]}
 
 
 def in_scope(path: str, scopes: list[str]) -> bool:
@@ -292,7 +295,14 @@ def apply_features(
         if constructor and name in owner_types:
             boost += W_MENTIONS
             c.tag("mentions-identifier")
-        elif name and (name in names or name.lower() in lower_names) and not other_type:
+        elif (
+            name
+            and (name in names or name.lower() in lower_names)
+            and not other_type
+            and name.lower() in ch.text.lower()
+        ):
+            # The piece that spells the name defines it: a class's other pieces (statements
+            # between its methods, ``submit.__doc__ = …``) carry its symbol, not its definition.
             boost += rc.exact_symbol_boost
             c.tag("exact-identifier")
         elif name in types and "." not in ch.symbol:

@@ -371,6 +371,10 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
     exception_types = {part for m in messages for part in _exception_type_names(m)}
     bodies = [message_body(m) for m in messages]
     bare = None if bodies or frames else programs.bare_message(raw)
+    # One code-shaped word (``ThreadPoolExecutor``, ``parse_args``) names something; a literal
+    # that spells it (``__all__``'s list, a registry's key) did not print it.
+    if bare is not None and " " not in bare.strip() and _looks_like_identifier(bare.strip()):
+        bare = None
     if bare is not None:
         bodies = [bare]
     # The types a ``raise`` in the workspace may have produced; the interpreter wrote the
