@@ -284,10 +284,8 @@ def apply_features(
             continue
         boost = 0.0
         name = c.stored.name
-        other_type = (
-            name in defined and owner_of(ch.symbol) not in qualified[name] if name else False
-        )
         owner = owner_of(ch.symbol)
+        other_type = name in defined and owner not in qualified[name] if name else False
         # A constructor named after its type (Java, C#, C++) is one of its members, as
         # Python's ``__init__`` is: when the question asks for a member, the type's header
         # defines the name it gives.
