@@ -181,6 +181,20 @@ def test_a_phrasal_verb_names_the_member_it_is_fused_into() -> None:
     assert "member-named" in featured([roll], "when does RotatingFileHandler roll over")[3].reasons
 
 
+def test_a_capitalised_word_that_owns_candidates_is_a_type_the_question_names() -> None:
+    """ "Npm", "Formatter" are not code-shaped, but inside a sentence, capitalised and the owner
+    of candidates, they name the type; a short word holds a longer name part it begins
+    ("load": ``loaded``). The sentence's first word is not a type."""
+    load = cand(chunk(1, path="lib/npm.js", symbol="Npm.load", language="javascript"))
+    loaded = cand(chunk(2, path="lib/npm.js", symbol="Npm.loaded", language="javascript"))
+    other = cand(chunk(3, path="lib/npm.js", symbol="Npm.exec", language="javascript"))
+    out = featured([load, loaded, other], "how does Npm load its config")
+    assert "member-named" in out[1].reasons and "member-named" in out[2].reasons
+    assert "member-named" not in out[3].reasons
+    alone = cand(chunk(4, path="lib/npm.js", symbol="Npm.load", language="javascript"))
+    assert "member-named" not in featured([alone], "Npm load config")[4].reasons
+
+
 def test_a_piece_of_a_class_that_does_not_spell_its_name_does_not_define_it() -> None:
     """A long Python class is chunked into its header and members, and the statements between
     methods (``submit.__doc__ = …``) are pieces with the class's symbol: they took the
