@@ -181,18 +181,12 @@ def test_a_phrasal_verb_names_the_member_it_is_fused_into() -> None:
     assert "member-named" in featured([roll], "when does RotatingFileHandler roll over")[3].reasons
 
 
-def test_a_capitalised_word_that_owns_candidates_is_a_type_the_question_names() -> None:
-    """ "Npm", "Formatter" are not code-shaped, but inside a sentence, capitalised and the owner
-    of candidates, they name the type; a short word holds a longer name part it begins
-    ("load": ``loaded``). The sentence's first word is not a type."""
-    load = cand(chunk(1, path="lib/npm.js", symbol="Npm.load", language="javascript"))
-    loaded = cand(chunk(2, path="lib/npm.js", symbol="Npm.loaded", language="javascript"))
-    other = cand(chunk(3, path="lib/npm.js", symbol="Npm.exec", language="javascript"))
-    out = featured([load, loaded, other], "how does Npm load its config")
-    assert "member-named" in out[1].reasons and "member-named" in out[2].reasons
-    assert "member-named" not in out[3].reasons
-    alone = cand(chunk(4, path="lib/npm.js", symbol="Npm.load", language="javascript"))
-    assert "member-named" not in featured([alone], "Npm load config")[4].reasons
+def test_a_member_s_name_part_holds_a_short_word_it_begins_with() -> None:
+    """ "load" is held by ``loaded``: five letters of a longer word, all of a shorter one."""
+    loaded = cand(chunk(1, path="lib/Npm.java", symbol="NpmCli.loaded", language="java"))
+    other = cand(chunk(2, path="lib/Npm.java", symbol="NpmCli.exec", language="java"))
+    out = featured([loaded, other], "how does NpmCli load its config")
+    assert "member-named" in out[1].reasons and "member-named" not in out[2].reasons
 
 
 def test_a_piece_of_a_class_that_does_not_spell_its_name_does_not_define_it() -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 import posixpath
 import re
-from collections.abc import Set
 
 from ..config import Config
 from ..filekinds import file_flags, is_declaration_path, is_outside_source, is_prose_path
@@ -99,24 +98,17 @@ _ITSELF = (
 )
 
 
-# A capitalised word after a word of the sentence ("how does Publish check …"), not its first.
-_CAPITALISED = re.compile(r"(?<=[a-z,] )[A-Z][a-z]{2,}\b")
-
-
-def member_words(qa: QueryAnalysis, owners: Set[str] = frozenset()) -> tuple[set[str], set[str]]:
+def member_words(qa: QueryAnalysis) -> tuple[set[str], set[str]]:
     """What "how does ConcurrentHashMap resize its table" asks for: a member of the type made
     of the question's other words (``resizeStamp``, ``initTable``), not the type, and not its
     constructors, whose name is the type's. Returns the types (capitalised names with inner
-    capitals, or a capitalised word inside the sentence that is a candidate's owner, one of
-    ``owners``: "how does Publish check the registry") and the first five letters of the other
-    words (a member's name part that starts with one holds it: "load" ``loaded``). Nothing
-    when a word of the headline asks for the type itself (defined, class, constructed …; a
-    change description's body says more than its ask), or for a paste: it names the types it
-    printed, not one it asks about."""
+    capitals) and the first five letters of the other words (a member's name part that starts
+    with one holds it: "load" ``loaded``). Nothing when a word of the headline asks for the
+    type itself (defined, class, constructed …; a change description's body says more than
+    its ask), or for a paste: it names the types it printed, not one it asks about."""
     if qa.frames or qa.messages or qa.intent == "fix-failure":
         return set(), set()
     types = {n for n in qa.names if n[:1].isupper() and not n.isupper()}
-    types |= {w for w in _CAPITALISED.findall(qa.raw) if w in owners}
     if not types:
         return set(), set()
     own = {t.lower() for t in types} | {p for t in types for p in split_identifier(t)}
@@ -233,9 +225,7 @@ def apply_features(
     path_named = {path for path in paths if any(names_file(p, path) for p in qa.paths)}
     source_named = any(path not in built for path in path_named)
     outside_ok = asks_outside_source(qa)
-    owner_types, owner_words = member_words(
-        qa, {owner_of(c.stored.chunk.symbol) or "" for c in cands}
-    )
+    owner_types, owner_words = member_words(qa)
     raisers = {
         c.id
         for c in cands
