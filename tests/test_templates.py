@@ -221,6 +221,17 @@ def test_one_code_shaped_word_is_a_name_not_a_printed_message(name: str) -> None
     assert analyze("Unauthorized").message_bodies == ["Unauthorized"]
 
 
+def test_a_literal_that_is_one_name_wrote_no_message() -> None:
+    """``asyncio/exceptions.py``'s ``__all__`` spells ``"TimeoutError"``: read as a template it
+    wrote half of "TimeoutError in wait_for" and ranked the module's header. Error codes and
+    plain words stay templates."""
+    names = '__all__ = ("CancelledError", "TimeoutError", "InvalidStateError")'
+    assert templates.best_template(names, ["TimeoutError in wait_for"]) is None
+    code = "createError('FST_ERR_CTP_BODY_TOO_LARGE', 'Request body is too large')"
+    assert templates.best_template(code, ["[FST_ERR_CTP_BODY_TOO_LARGE]"]) is not None
+    assert templates.best_template("raise Forbidden('Unauthorized')", ["Unauthorized"]) is not None
+
+
 def test_a_printed_message_is_asked_for_its_template_however_it_was_pasted() -> None:
     """A Go program prints the error it was returned and exits: the message alone, with ``go
     run``'s exit line or ``log``'s time, is read as a message; a chain's parts are searched for
@@ -727,8 +738,8 @@ def _regex_best_template(text: str, bodies: list[str]) -> templates.TemplateMatc
         if pieces[-1].endswith(".") and not pieces[-1].endswith(".."):
             pieces[-1] = pieces[-1][:-1]  # a wrapper may append where the full stop was
         fixed = sum(len(p.strip()) for p in pieces)
-        if fixed < templates.MIN_LITERAL:
-            continue
+        if fixed < templates.MIN_LITERAL or templates._CAMEL_NAME.fullmatch(literal):
+            continue  # too short, or a name
         pieces = [p for p in pieces if p]
         pattern = re.compile(".*?".join(f"({re.escape(p)})" for p in pieces), re.S)
         for body in bodies:

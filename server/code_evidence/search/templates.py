@@ -81,11 +81,19 @@ class _Pieces:
     wraps: bool  # ends in ": " and a value: another error's message follows (``_WRAP_END``)
 
 
+# A literal that is one camelCase or PascalCase name (``"TimeoutError"`` in ``__all__``, a key,
+# ``getattr``'s argument) names something; it wrote no message.
+_CAMEL_NAME = re.compile(r"[A-Za-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+")
+
+
 @lru_cache(maxsize=16384)
 def _pieces(literal: str) -> _Pieces | None:
-    """The literal's fixed pieces, read for matching; None under :data:`MIN_LITERAL`.
+    """The literal's fixed pieces, read for matching; None under :data:`MIN_LITERAL` or for a
+    name (:data:`_CAMEL_NAME`).
     Cached: a workspace repeats its literals across questions and candidates, and this is all
     the work a literal needs before matching (no regex is compiled)."""
+    if _CAMEL_NAME.fullmatch(literal):
+        return None
     text = literal
     for k, v in _ESCAPES.items():
         text = text.replace(k, v)
