@@ -19,7 +19,7 @@ from . import templates
 from .candidate import Candidate
 from .declarations import DECLARATION_KIND
 from .joined import joined_candidates
-from .query import STOPWORDS, QueryAnalysis
+from .query import STOPWORDS, QueryAnalysis, headline
 from .recall import EditorState, names_file
 
 # Votes, in first-place RRF votes.
@@ -115,8 +115,8 @@ def member_words(qa: QueryAnalysis) -> tuple[set[str], set[str]]:
     words = [
         w for w in re.findall(r"[a-z]{3,}", qa.raw.lower()) if w not in STOPWORDS and w not in own
     ]
-    headline = next((line for line in qa.raw.lower().splitlines() if line.strip()), "")
-    if not words or any(w.startswith(_ITSELF) for w in re.findall(r"[a-z]{3,}", headline)):
+    asked = re.findall(r"[a-z]{3,}", headline(qa.raw).lower())
+    if not words or any(w.startswith(_ITSELF) for w in asked):
         return set(), set()
     # "shut down" is ``shutdown``, "roll over" ``doRollover``: the words code fuses them into.
     fused = joined_candidates(qa.raw, prose=False)  # the phrasal verbs only
@@ -147,8 +147,7 @@ def asks_outside_source(qa: QueryAnalysis) -> bool:
     explanation (where an example is good evidence of how a thing is used)."""
     if qa.intent == "explain":
         return True
-    headline = next((line for line in qa.raw.splitlines() if line.strip()), "")
-    return bool(set(re.findall(r"[a-z]+", headline.lower())) & _OUTSIDE_WORDS)
+    return bool(set(re.findall(r"[a-z]+", headline(qa.raw).lower())) & _OUTSIDE_WORDS)
 
 
 def change_prior_applies(open_file: str | None, qa: QueryAnalysis) -> bool:

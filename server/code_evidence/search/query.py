@@ -277,7 +277,7 @@ def commit_scopes(headline: str) -> list[str]:
     return [p for p in dict.fromkeys(parts) if len(p) > 1]
 
 
-def _headline(raw: str) -> str:
+def headline(raw: str) -> str:
     """The first non-empty line: what a question of several lines asks. A pasted change
     description ("feat: stream replies" and then "* test: skip when unavailable" among its
     bullets) is about the feature; its bullets name tests because every change has some."""
@@ -347,7 +347,7 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
     # The files the question is about: named in its headline (a change description's bullets
     # name the tests and the changelog it also touched), or the module an interpreter-written
     # message names (below).
-    named_paths = _paths(_headline(raw))[0]
+    named_paths = _paths(headline(raw))[0]
     all_codes = list(dict.fromkeys(m.group(1) for m in _ERROR_CODE_RE.finditer(raw)))
     error_codes = list(dict.fromkeys(m.group(1) for m in _ERROR_CODE_RE.finditer(typed)))
     identifiers = []
@@ -451,10 +451,10 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
     # ``--- FAIL: TestX``, minitest's ``AppTest#test_app``), and what it asks is where the error
     # comes from: its error lines are read.
     if failure and test_report(raw):
-        headline = " ".join(messages)
+        subject = " ".join(messages)
     else:
-        headline = said if rendering is not None or failure else _headline(raw)
-    headline_words = set(re.findall(r"[a-z]+", headline.lower()))
+        subject = said if rendering is not None or failure else headline(raw)
+    headline_words = set(re.findall(r"[a-z]+", subject.lower()))
     return QueryAnalysis(
         raw=raw,
         intent=resolved_intent,
@@ -479,7 +479,7 @@ def analyze(raw: str, intent: str = "auto") -> QueryAnalysis:
         rendering=rendering.text if rendering is not None else None,
         glossary_firsts=firsts,
         glossary_others=others,
-        scopes=commit_scopes(_headline(raw)),
+        scopes=commit_scopes(headline(raw)),
         reading_notes=reading,
         qualified=list(
             dict.fromkeys(
